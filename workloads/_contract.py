@@ -1,0 +1,142 @@
+"""The contract between a workload and the pipeline (see shared/spec/pipeline.md §1).
+
+A workload module declares, once:
+
+* ``PARAMS``  – a tuple of :class:`Param` (name, kind, default, range/choices, description);
+* ``METRICS`` – a tuple of :class:`Metric` (name, unit, description, optional extra dims);
+* ``REASONS`` – ``{code: (label, description)}`` for the int8 ``reason`` codes, 0 = none;
+* ``run_batch(params, seeds) -> dict[str, np.ndarray]`` – one replication per seed;
+* optionally ``check_params(params) -> list[str]`` for rules that tie parameters together.
+
+Everything else (validation, store schema, CLI listing) is derived from these declarations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+#: The kinds a parameter can have. ``path`` is a string the pipeline resolves relative to
+#: the spec file; ``floats`` is a list of numbers (fixed params only, never swept).
+KINDS = ("int", "float", "bool", "str", "path", "floats")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Param {self.name}: kind {self.kind!r} not in {KINDS}")
+
+    def allowed(self) -> str:
+        """What is allowed, in words, for error messages and listings."""
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        rng = ""
+        if self.low is not None and self.high is not None:
+            rng = f" in [{self.low}, {self.high}]"
+        elif self.low is not None:
+            rng = f" >= {self.low}"
+        elif self.high is not None:
+            rng = f" <= {self.high}"
+        noun = {"int": "an integer", "float": "a number", "bool": "true or false",
+                "str": "a string", "path": "a file path", "floats": "a list of numbers"}[self.kind]
+        return noun + rng
+
+    def check(self, value: Any) -> tuple[Any, str | None]:
+        """Return ``(normalised value, None)`` or ``(value, reason it is not allowed)``."""
+        k = self.kind
+        if k == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                return value, f"must be {self.allowed()}"
+            return bool(value), None
+        if k == "int":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                return value, f"must be {self.allowed()}"
+            value = int(value)
+        elif k == "float":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                return value, f"must be {self.allowed()}"
+            value = float(value)
+        elif k in ("str", "path"):
+            if not isinstance(value, str):
+                return value, f"must be {self.allowed()}"
+        elif k == "floats":
+            if not isinstance(value, (list, tuple)) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+            ):
+                return value, f"must be {self.allowed()}"
+            value = tuple(float(v) for v in value)
+            bad = [v for v in value if (self.low is not None and v < self.low)
+                   or (self.high is not None and v > self.high)]
+            if bad:
+                return value, f"must be {self.allowed()}"
+            return value, None
+        if self.choices is not None and value not in self.choices:
+            return value, f"must be {self.allowed()}"
+        if k in ("int", "float"):
+            if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+                return value, f"must be {self.allowed()}"
+        return value, None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A scalar output per replication, or a small fixed vector (``dims``).
+
+    ``dims`` is a tuple of ``(dim_name, labels)``; the returned array then has shape
+    ``(n_replications, len(labels), ...)``. ``timing`` metrics are wall-clock measurements
+    and are left out of bit-reproducibility comparisons.
+    """
+
+    name: str
+    unit: str
+    description: str
+    dims: tuple[tuple[str, tuple[str, ...]], ...] = field(default_factory=tuple)
+    timing: bool = False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(labels) for _, labels in self.dims)
+
+
+def params_by_name(params: tuple[Param, ...]) -> dict[str, Param]:
+    return {p.name: p for p in params}
+
+
+def defaults(params: tuple[Param, ...]) -> dict[str, Any]:
+    return {p.name: p.default for p in params}
+
+
+def substreams(seed: int | np.integer, n: int) -> list[np.random.Generator]:
+    """The ``n`` independent random streams of one replication, in the workload's fixed order.
+
+    Always spawn every stream a workload documents, even when a method does not use one,
+    so that no method's draws shift another component's numbers.
+    """
+    children = np.random.SeedSequence(int(seed)).spawn(n)
+    return [np.random.Generator(np.random.PCG64(c)) for c in children]
+
+
+def substream_seeds(seed: int | np.integer, n: int) -> np.ndarray:
+    """The same children as :func:`substreams`, as uint64 seeds for numba kernels."""
+    children = np.random.SeedSequence(int(seed)).spawn(n)
+    return np.array([c.generate_state(1, np.uint64)[0] for c in children], dtype=np.uint64)
+
+
+def empty_outputs(metrics: tuple[Metric, ...], n: int) -> dict[str, np.ndarray]:
+    """NaN-filled metric arrays for ``n`` replications plus a zero ``reason`` array."""
+    out = {m.name: np.full((n, *m.shape), np.nan) for m in metrics}
+    out["reason"] = np.zeros(n, dtype=np.int8)
+    return out
+
+
+RunBatch = Callable[[Mapping[str, Any], np.ndarray], dict[str, np.ndarray]]
