@@ -1,0 +1,173 @@
+"""The ``schedsweep`` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .execute import run
+
+    slurm = None
+    if args.cluster == "slurm":
+        slurm = {k: getattr(args, k) for k in ("jobs", "cores_per_job", "memory", "walltime", "partition",
+                                               "account", "profile")}
+    path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
+               scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
+               batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
+               progress=False if args.no_progress else None)
+    print(path)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from .store import open_store
+    from .tables import completeness
+
+    ds = open_store(args.store)
+    a = ds.attrs
+    if args.failures:
+        for f in a.get("failures", []):
+            print(f"--- cell {f['cell']} replication {f['replication']} seed {f['seed']}")
+            print(f["traceback"].rstrip())
+        return 0
+    print(f"store:       {args.store}")
+    print(f"sweep:       {a.get('name')} — {a.get('description', '')}")
+    print(f"workload:    {a.get('workload')}   seed {a.get('seed')}   replications {a.get('replications')}")
+    dims = ", ".join(f"{d}[{ds.sizes[d]}]={list(map(_plain, ds[d].values))}" for d in a.get("dims", []))
+    print(f"dimensions:  {dims or '(single cell)'}")
+    print(f"metrics:     {', '.join(a.get('metrics', []))}")
+    done = completeness(ds)
+    total = sum(done.values())
+    print("status:      " + ", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})")
+    reasons = a.get("reasons", {})
+    counts = {}
+    for code in map(int, reasons):
+        if code:
+            n = int((ds["reason"].values == code).sum())
+            if n:
+                counts[reasons[str(code)][0]] = n
+    if counts:
+        print("reasons:     " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    print(f"made:        {a.get('created')} on {a.get('host')}, schedsweep {a.get('schedsweep_version')}, "
+          f"git {(a.get('git_commit') or '-')[:10]}")
+    print(f"last run:    {a.get('last_run_started', '-')} → {a.get('last_run_ended', '-')}")
+    print(f"versions:    {json.dumps(a.get('versions', {}))}")
+    print("spec:")
+    for line in a.get("spec_text", "").splitlines():
+        print("  " + line)
+    return 0
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
+
+
+def _table(args: argparse.Namespace) -> int:
+    from .store import open_store
+    from .tables import compute, render
+
+    ds = open_store(args.store)
+    result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
+    print(render(result, args.format, args.by))
+    return 0
+
+
+def _workloads(args: argparse.Namespace) -> int:
+    import workloads
+
+    names = [args.name] if args.name else workloads.names()
+    for name in names:
+        module = workloads.get(name)
+        doc = (module.__doc__ or "").strip().splitlines()
+        print(f"{name}: {doc[0] if doc else ''}")
+        print("  parameters:")
+        for p in module.PARAMS:
+            print(f"    {p.name:<24} {p.kind:<6} default {p.default!r:<14} {p.allowed()}; {p.description}")
+        print("  metrics:")
+        for m in module.METRICS:
+            extra = "".join(f" [{d}: {', '.join(labels)}]" for d, labels in m.dims)
+            timing = " (timing)" if m.timing else ""
+            print(f"    {m.name:<24} {m.unit:<10} {m.description}{extra}{timing}")
+        reasons = {k: v for k, v in module.REASONS.items() if k}
+        if reasons:
+            print("  reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()))
+        print()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store")
+    run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml")
+    run.add_argument("--store", help="store path (default results/<name>.zarr)")
+    run.add_argument("--workers", type=int, help="local worker processes (default: one per core; 0 = in this process)")
+    run.add_argument("--scheduler", help="address of a running Dask scheduler")
+    run.add_argument("--scheduler-file", help="Dask scheduler file (the sbatch route)")
+    run.add_argument("--cluster", choices=("local", "slurm"), default="local")
+    run.add_argument("--batch-size", type=int, help="replications per task (skips the pilot)")
+    run.add_argument("--batch-seconds", type=float, help="target wall time of one task (default 2)")
+    run.add_argument("--retry-failed", action="store_true", help="also rerun replications marked failed")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    slurm = run.add_argument_group("Slurm (with --cluster slurm)")
+    slurm.add_argument("--jobs", type=int, help="maximum number of worker jobs")
+    slurm.add_argument("--cores-per-job", type=int)
+    slurm.add_argument("--memory", help="memory per job, e.g. 4GB")
+    slurm.add_argument("--walltime", help="per job, e.g. 01:00:00")
+    slurm.add_argument("--partition")
+    slurm.add_argument("--account")
+    slurm.add_argument("--profile", help="YAML profile, e.g. slurm/example-site.yaml")
+    run.set_defaults(func=_run)
+
+    show = sub.add_parser("show", help="what a store holds")
+    show.add_argument("store")
+    show.add_argument("--failures", action="store_true", help="print failed replications with seeds and tracebacks")
+    show.set_defaults(func=_show)
+
+    table = sub.add_parser("table", help="mean ± CI per cell and metric")
+    table.add_argument("store")
+    table.add_argument("--metric", action="append", help="metric to show (repeatable; default all)")
+    table.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
+    table.add_argument("--by", help="dimension whose values become columns")
+    table.add_argument("--paired", help="DIM=BASELINE: paired differences against the baseline")
+    table.add_argument("--ratio", help="DIM=BASELINE: ratio of means against the baseline")
+    table.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    table.add_argument("--format", default="text", choices=("text", "csv", "markdown", "json"))
+    table.set_defaults(func=_table)
+
+    wl = sub.add_parser("workloads", help="list workloads with their parameters and metrics")
+    wl.add_argument("name", nargs="?")
+    wl.set_defaults(func=_workloads)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import workloads
+
+    from .spec import SpecError
+    from .stats import QueryError
+    from .store import StoreError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (SpecError, StoreError, QueryError) as exc:
+        print(f"schedsweep: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except workloads.UnknownWorkload as exc:
+        print(f"schedsweep: error: no workload {exc.args[0]!r}; available: {', '.join(workloads.names())}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("schedsweep: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

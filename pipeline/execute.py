@@ -1,0 +1,279 @@
+"""Run a sweep: pilot, batches, retries, progress, and the store written as results arrive."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import seeding, store as store_mod
+from .executors import open_executor, say
+from .spec import Spec, load, workload_of
+from .tasks import pilot, run_replications
+
+DEFAULT_BATCH_SECONDS = 2.0
+PILOT_SECONDS = 0.3
+TASKS_PER_WORKER = 4  # at least this many tasks per worker, so no core idles at the end
+MAX_TRIES = 2  # a task that raises is retried once
+MAX_LOST = 5  # tries of a task whose worker died (walltime, node failure): not the task's fault
+
+
+@dataclass
+class Batch:
+    cell: tuple[int, ...]
+    start: int
+    stop: int
+    tries: int = 0
+    lost: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"batch-{'-'.join(map(str, self.cell))}-{self.start}-{self.stop}-{self.tries + self.lost}"
+
+
+def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: int | None = None,
+        scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
+        slurm_options: dict[str, Any] | None = None, batch_size: int | None = None,
+        batch_seconds: float | None = None, retry_failed: bool = False, progress: bool | None = None) -> Path:
+    """Run (or resume) a sweep into its store and return the store's path.
+
+    ``workers=0`` runs in this process; otherwise a LocalCluster with ``workers`` processes
+    (default: one per core), unless ``scheduler``/``scheduler_file``/``cluster='slurm'``.
+    """
+    if not isinstance(spec, Spec):
+        spec = load(spec)
+    path = Path(store) if store else store_mod.default_path(spec)
+    batch_size = batch_size or spec.run.get("batch_size")
+    batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
+    with store_mod.locked(path):
+        if (path / "zarr.json").exists():
+            store_mod.check_same_spec(path, spec)
+        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options) as executor:
+            if executor.dashboard_link:
+                say(f"dashboard: {executor.dashboard_link}")
+            runner = _Runner(spec, path, executor, batch_seconds, progress)
+            runner.start(batch_size, retry_failed)
+            runner.run()
+    return path
+
+
+class _Runner:
+    def __init__(self, spec: Spec, path: Path, executor: Any, batch_seconds: float, progress: bool | None):
+        self.spec, self.path, self.executor = spec, path, executor
+        self.module = workload_of(spec)
+        self.batch_seconds = batch_seconds
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.dim_names = [d.name for d in spec.dims]
+        self.cells = dict(spec.cells())
+        self.writer: store_mod.Writer | None = None
+        self._future_batch: dict[str, Batch] = {}
+        self.bar: Any = None
+        self.n_failed = 0
+
+    # -- planning ---------------------------------------------------------------------
+    def seeds(self, cell: tuple[int, ...], start: int, stop: int) -> np.ndarray:
+        indep = seeding.independent_index(self.dim_names, self.spec.independent, cell)
+        return seeding.replication_seeds(self.spec.seed, start, stop, indep)
+
+    def start(self, batch_size: int | None, retry_failed: bool) -> None:
+        if (self.path / "zarr.json").exists():
+            self.writer = store_mod.Writer(self.path, self.spec, self.module)
+            batch_reps = self.writer.group.attrs.get("batch_reps")
+            reps = np.asarray(batch_reps) if batch_reps else np.full(self.spec.shape, self.writer.chunk())
+            status = self.writer.status_array()
+            say(f"resuming {self.path}: {int((status != store_mod.NOT_RUN).sum())} of {status.size} replications done")
+        else:
+            if batch_size:
+                chunk, reps = batch_size, np.full(self.spec.shape, batch_size)
+                pilots = {}
+            else:
+                chunk, reps, pilots = self._pilot()
+            self._create(chunk, reps)
+            for cell, result in pilots.items():
+                self._write(Batch(cell, 0, result["n"]), result)
+            status = self.writer.status_array()
+        todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
+        self.plan = self._batches(todo, reps)
+        self.total = int(todo.sum())
+
+    def _pilot(self) -> tuple[int, np.ndarray, dict]:
+        """Time a few cells with real replications; size chunks and batches from that."""
+        all_cells = list(self.cells)
+        k = min(len(all_cells), max(2 * self.executor.n_workers, 4))
+        picks = sorted({all_cells[round(i * (len(all_cells) - 1) / max(k - 1, 1))] for i in range(k)})
+        cap = min(self.spec.replications, 1024)
+        futures = {cell: self.executor.submit(pilot, self.spec.workload, self.cells[cell],
+                                              self.seeds(cell, 0, cap), PILOT_SECONDS, key=f"pilot-{cell}")
+                   for cell in picks}
+        results = {}
+        for cell, future in futures.items():
+            try:
+                results[cell] = future.result()
+            except Exception:  # noqa: BLE001 - a pilot that fails is just not a timing source
+                say(f"pilot of cell {self._describe(cell)} failed; its replications will run in batches")
+        times = [r["seconds_per_rep"] for r in results.values() if math.isfinite(r["seconds_per_rep"])]
+        slowest = max(times) if times else 1.0
+        per_cell = np.full(self.spec.shape, slowest)
+        for cell, r in results.items():
+            per_cell[cell] = r["seconds_per_rep"]
+        # Enough tasks that every worker gets several, even for a short sweep.
+        total = float(per_cell.sum()) * self.spec.replications
+        target = min(self.batch_seconds, max(total / (TASKS_PER_WORKER * self.executor.n_workers), 1e-3))
+        chunk = int(max(1, min(self.spec.replications, target // slowest)))
+        reps = np.maximum(1, np.floor(target / (per_cell * chunk))).astype(np.int64) * chunk
+        say(f"pilot: {slowest * 1e3:.3g} ms per replication in the slowest cell; "
+            f"{chunk} replications per chunk, tasks of about {target:.2g} s")
+        self.seconds_per_rep = per_cell
+        return chunk, reps, {cell: r for cell, r in results.items()}
+
+    def _batches(self, todo: np.ndarray, reps: np.ndarray) -> list[Batch]:
+        batches = []
+        for cell in self.cells:
+            missing = todo[cell]
+            size = int(reps[cell]) if np.ndim(reps) else int(reps)
+            for block in range(0, self.spec.replications, size):
+                block_missing = missing[block:block + size]
+                idx = np.flatnonzero(block_missing) + block
+                if idx.size == 0:
+                    continue
+                # Split into runs of consecutive missing replications.
+                breaks = np.flatnonzero(np.diff(idx) > 1)
+                starts = np.r_[idx[0], idx[breaks + 1]]
+                stops = np.r_[idx[breaks] + 1, idx[-1] + 1]
+                batches += [Batch(cell, int(a), int(b)) for a, b in zip(starts, stops)]
+        return batches
+
+    # -- the store --------------------------------------------------------------------
+    def _create(self, chunk: int, reps: np.ndarray) -> None:
+        attrs = provenance(self.spec, self.module)
+        attrs["chunk"] = int(chunk)
+        attrs["batch_reps"] = np.asarray(reps).tolist()
+        if hasattr(self, "seconds_per_rep"):
+            attrs["pilot_seconds_per_rep"] = self.seconds_per_rep.tolist()
+        store_mod.create(self.path, self.spec, self.module, chunk, attrs)
+        self.writer = store_mod.Writer(self.path, self.spec, self.module)
+
+    def _describe(self, cell: tuple[int, ...]) -> str:
+        return ", ".join(f"{d.name}={d.values[i]!r}" for d, i in zip(self.spec.dims, cell)) or "(single cell)"
+
+    def _write(self, batch: Batch, result: dict[str, Any]) -> None:
+        seeds = self.seeds(batch.cell, batch.start, batch.stop)
+        self.writer.write_batch(batch.cell, batch.start, seeds, result["outputs"], result["failed"],
+                                result["seconds"])
+        records = [self._failure(batch.cell, batch.start + k, seeds[k], tb) for k, tb in result["failed"].items()]
+        self.writer.add_failures(records)
+        self.n_failed += len(records)
+
+    def _failure(self, cell: tuple[int, ...], replication: int, seed: np.uint64, tb: str) -> dict[str, Any]:
+        cell_values = {d.name: _plain(d.values[i]) for d, i in zip(self.spec.dims, cell)}
+        return {"cell": cell_values, "replication": int(replication), "seed": int(seed), "traceback": tb}
+
+    # -- execution --------------------------------------------------------------------
+    def submit(self, batch: Batch) -> None:
+        future = self.executor.submit(run_replications, self.spec.workload, self.cells[batch.cell],
+                                      self.seeds(batch.cell, batch.start, batch.stop), key=batch.key)
+        self._future_batch[future.key] = batch
+
+    def run(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, unit="rep", disable=not self.progress, smoothing=0.1,
+                        desc=self.spec.name, dynamic_ncols=True)
+        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        for batch in self.plan:
+            self.submit(batch)
+        for future in self.executor.completed():
+            batch = self._future_batch.pop(future.key, None)
+            if batch is None:  # a pilot's future, already used
+                continue
+            if future.status == "error":
+                self._retry_or_fail(batch, future)
+            else:
+                self._write(batch, future.result())
+                self.bar.update(batch.stop - batch.start)
+        self.bar.close()
+        ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
+        status = self.writer.status_array()
+        counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
+        say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))
+        if counts["failed"]:
+            say(f"{counts['failed']} replications failed; their seeds and tracebacks: schedsweep show {self.path} --failures")
+
+    def _retry_or_fail(self, batch: Batch, future: Any) -> None:
+        text = self.executor.error_text(future)
+        if "KilledWorker" in text or "CommClosedError" in text:
+            batch.lost += 1
+            if batch.lost < MAX_LOST:
+                say(f"a worker died running {self._describe(batch.cell)} "
+                    f"replications {batch.start}-{batch.stop - 1}; resubmitting")
+                self.submit(batch)
+                return
+        else:
+            batch.tries += 1
+            if batch.tries < MAX_TRIES:
+                self.submit(batch)
+                return
+        n = batch.stop - batch.start
+        outputs = {m.name: np.full((n, *m.shape), np.nan) for m in self.module.METRICS}
+        outputs["reason"] = np.zeros(n, np.int8)
+        self._write(batch, {"outputs": outputs, "failed": {k: text for k in range(n)}, "seconds": 0.0})
+        self.bar.update(n)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def provenance(spec: Spec, module: Any) -> dict[str, Any]:
+    """Everything a store needs to say how it was produced."""
+    import dask
+    import numba
+    import xarray
+    import zarr
+
+    from . import __version__
+
+    return {
+        "schedsweep_version": __version__,
+        "spec_text": spec.text,
+        "spec_path": spec.path,
+        "spec_identity": spec.identity(),
+        "name": spec.name,
+        "description": spec.description,
+        "workload": spec.workload,
+        "params": json.loads(json.dumps(spec.params, default=str)),
+        "param_defaults": {p.name: _jsonable(p.default) for p in module.PARAMS},
+        "reasons": {str(k): list(v) for k, v in module.REASONS.items()},
+        "metrics": [m.name for m in module.METRICS],
+        "timing_metrics": [m.name for m in module.METRICS if m.timing],
+        "dims": [d.name for d in spec.dims],
+        "independent": list(spec.independent),
+        "replications": spec.replications,
+        "seed": spec.seed,
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
+                     "dask": dask.__version__, "xarray": xarray.__version__, "zarr": zarr.__version__},
+        "git_commit": _git_commit(),
+        "host": platform.node(),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None

@@ -1,0 +1,146 @@
+"""Where tasks run: in this process (``workers=0``), a LocalCluster, a scheduler address or
+scheduler file, or Slurm through dask-jobqueue. Each is a context manager yielding an
+object with ``submit``, ``completed`` and ``n_workers``.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from typing import Any, Callable, Iterator
+
+# Worker processes inherit these: one thread per worker for numba and BLAS, so that
+# workers-per-core is the only parallelism and timings stay honest.
+_SINGLE_THREAD_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                      "MKL_NUM_THREADS": "1"}
+
+
+class _Done:
+    """A call run when the runner asks for it, shaped like the part of a Dask future it uses."""
+
+    def __init__(self, fn: Callable, args: tuple, key: str | None):
+        self.fn, self.args, self.key = fn, args, key
+        self.error: BaseException | None = None
+        self.tb: str | None = None
+
+    def compute(self) -> "_Done":
+        fn, args = self.fn, self.args
+        try:
+            self.value = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - reported by the runner like a Dask task error
+            import traceback
+            self.error, self.tb = exc, traceback.format_exc()
+        return self
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error else "finished"
+
+    def result(self) -> Any:
+        if not hasattr(self, "value") and self.error is None:
+            self.compute()
+        if self.error:
+            raise self.error
+        return self.value
+
+
+class SerialExecutor:
+    """Runs tasks one by one in this process, in submission order. For debugging and tests."""
+
+    n_workers = 1
+    dashboard_link = None
+
+    def __init__(self) -> None:
+        self._queue: list[_Done] = []
+
+    def submit(self, fn: Callable, *args: Any, key: str | None = None) -> _Done:
+        done = _Done(fn, args, key)
+        self._queue.append(done)
+        return done
+
+    def completed(self) -> Iterator[_Done]:
+        while self._queue:
+            yield self._queue.pop(0).compute()
+
+    @staticmethod
+    def error_text(future: _Done) -> str:
+        return future.tb or repr(future.error)
+
+
+class DaskExecutor:
+    def __init__(self, client: Any, n_workers: int | None = None):
+        from distributed import as_completed
+
+        self.client = client
+        self._ac = as_completed()
+        self._n_workers = n_workers
+        self.dashboard_link = getattr(client, "dashboard_link", None)
+
+    @property
+    def n_workers(self) -> int:
+        if self._n_workers:
+            return self._n_workers
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def submit(self, fn: Callable, *args: Any, key: str | None = None) -> Any:
+        future = self.client.submit(fn, *args, pure=False, key=key)
+        self._ac.add(future)
+        return future
+
+    def completed(self) -> Iterator[Any]:
+        yield from self._ac
+
+    @staticmethod
+    def error_text(future: Any) -> str:
+        import traceback
+
+        exc, tb = future.exception(), future.traceback()
+        return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+@contextlib.contextmanager
+def open_executor(workers: int | None = None, scheduler: str | None = None,
+                  scheduler_file: str | None = None, cluster: str = "local",
+                  slurm_options: dict[str, Any] | None = None) -> Iterator[Any]:
+    """Yield an executor for the chosen backend and close what was started here."""
+    if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
+        yield SerialExecutor()
+        return
+    from distributed import Client
+
+    os.environ.update(_SINGLE_THREAD_ENV)
+    if scheduler or scheduler_file:
+        client = Client(scheduler, scheduler_file=scheduler_file) if scheduler_file else Client(scheduler)
+        try:
+            yield DaskExecutor(client)
+        finally:
+            client.close()
+        return
+    if cluster == "slurm":
+        from .slurm import make_cluster
+
+        dask_cluster = make_cluster(**(slurm_options or {}))
+        expected = (slurm_options or {}).get("jobs")
+    elif cluster == "local":
+        from distributed import LocalCluster
+
+        n = workers or os.cpu_count() or 1
+        dask_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                    dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+        expected = n
+    else:
+        raise ValueError(f"cluster must be 'local' or 'slurm', not {cluster!r}")
+    client = Client(dask_cluster)
+    try:
+        executor = DaskExecutor(client)
+        if cluster == "local":
+            executor._n_workers = expected
+        yield executor
+    finally:
+        client.close()
+        dask_cluster.close()
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

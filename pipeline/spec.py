@@ -1,0 +1,277 @@
+"""Sweep specs: read a TOML file, check it against the workload's declarations, expand cells.
+
+Every error is a :class:`SpecError` whose message names the file, the key, the value and
+what is allowed; nothing runs before a spec has passed here.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import workloads
+from workloads._contract import Param, params_by_name
+
+TOP_KEYS = {
+    "name": "the sweep's name (default store name)",
+    "workload": "a workload name (schedsweep workloads)",
+    "description": "free text: what the sweep reproduces",
+    "replications": "a positive integer",
+    "seed": "a non-negative integer, the root seed",
+    "independent": "a list of sweep dimensions with independent random streams",
+    "params": "table of fixed parameter values",
+    "sweep": "table of parameter lists, crossed",
+    "zip": "array of tables of parameter lists varied together",
+    "run": "table of execution hints",
+}
+RUN_KEYS = {
+    "batch_seconds": ("float", "target wall time of one task, seconds > 0"),
+    "batch_size": ("int", "replications per task (skips the pilot), >= 1"),
+}
+
+
+class SpecError(ValueError):
+    """A sweep spec that cannot run; the message is meant for the user as it is."""
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension of the sweep: a swept parameter, or a zip group named by its first key."""
+
+    name: str
+    values: tuple
+    # For a zip group: every parameter of the group with its values along this dim.
+    members: dict[str, tuple] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: str
+    text: str
+    name: str
+    workload: str
+    description: str
+    replications: int
+    seed: int
+    independent: tuple[str, ...]
+    params: dict[str, Any]  # fixed values, workload defaults filled in
+    dims: tuple[Dim, ...]
+    run: dict[str, Any]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(d) for d in self.dims)
+
+    @property
+    def n_cells(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= len(d)
+        return n
+
+    def cells(self) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Every cell as (index along each dim, full parameter dict), in C order."""
+        out = []
+        for index in itertools.product(*(range(len(d)) for d in self.dims)):
+            out.append((index, self.cell_params(index)))
+        return out
+
+    def cell_params(self, index: tuple[int, ...]) -> dict[str, Any]:
+        params = dict(self.params)
+        for dim, i in zip(self.dims, index):
+            for pname, values in dim.members.items():
+                params[pname] = values[i]
+        return params
+
+    def identity(self) -> str:
+        """What must match for a store to be resumed: everything but description and [run]."""
+        doc = {
+            "workload": self.workload, "replications": self.replications, "seed": self.seed,
+            "independent": list(self.independent), "params": self.params,
+            "dims": [[d.name, {k: list(v) for k, v in d.members.items()}] for d in self.dims],
+        }
+        return json.dumps(doc, sort_keys=True, default=str)
+
+
+def load(path: str | Path) -> Spec:
+    """Read and validate the sweep spec at ``path``."""
+    path = Path(path)
+    where = str(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise SpecError(f"{where}: no such file") from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{where}: cannot be read as a TOML text file ({exc.__class__.__name__})") from None
+    return parse(text, where=where, base_dir=path.parent)
+
+
+def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spec:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{where}: not valid TOML: {exc}") from None
+    base_dir = base_dir or Path(".")
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise SpecError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(TOP_KEYS)}")
+    wl_name = _required(doc, "workload", str, where)
+    try:
+        module = workloads.get(wl_name)
+    except workloads.UnknownWorkload:
+        raise SpecError(
+            f"{where}: workload = {wl_name!r} is not a known workload; available: {', '.join(workloads.names())}"
+        ) from None
+    declared = params_by_name(module.PARAMS)
+    replications = _required(doc, "replications", int, where)
+    if replications < 1:
+        raise SpecError(f"{where}: replications = {replications!r} must be a positive integer")
+    seed = _required(doc, "seed", int, where)
+    if seed < 0:
+        raise SpecError(f"{where}: seed = {seed!r} must be a non-negative integer")
+    name = doc.get("name", Path(where).stem)
+    if not isinstance(name, str) or not name or "/" in name:
+        raise SpecError(f"{where}: name = {name!r} must be a non-empty string without '/'")
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise SpecError(f"{where}: description must be a string")
+
+    fixed = _table(doc, "params", where)
+    params = {p.name: p.default for p in module.PARAMS}
+    for key, value in fixed.items():
+        params[key] = _check_value(where, f"[params] {key}", declared, key, value, wl_name, base_dir)
+
+    dims: list[Dim] = []
+    seen: dict[str, str] = {k: "[params]" for k in fixed}
+    for key, values in _table(doc, "sweep", where).items():
+        _not_seen(where, key, "[sweep]", seen)
+        checked = _check_list(where, f"[sweep] {key}", declared, key, values, wl_name, base_dir)
+        dims.append(Dim(key, checked, {key: checked}))
+    zips = doc.get("zip", [])
+    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
+        raise SpecError(f"{where}: zip must be an array of tables ([[zip]])")
+    for k, group in enumerate(zips):
+        if not group:
+            raise SpecError(f"{where}: [[zip]] #{k + 1} is empty")
+        members: dict[str, tuple] = {}
+        for key, values in group.items():
+            _not_seen(where, key, f"[[zip]] #{k + 1}", seen)
+            members[key] = _check_list(where, f"[[zip]] #{k + 1} {key}", declared, key, values, wl_name, base_dir)
+        lengths = {key: len(v) for key, v in members.items()}
+        if len(set(lengths.values())) != 1:
+            raise SpecError(f"{where}: [[zip]] #{k + 1}: lists must have equal lengths, got {lengths}")
+        first = next(iter(members))
+        dims.append(Dim(first, members[first], members))
+
+    independent = doc.get("independent", [])
+    if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
+        raise SpecError(f"{where}: independent must be a list of sweep dimension names")
+    dim_names = [d.name for d in dims]
+    for x in independent:
+        if x not in dim_names:
+            raise SpecError(f"{where}: independent = {x!r} is not a sweep dimension; dimensions: {dim_names}")
+
+    run = _check_run(where, _table(doc, "run", where))
+    spec = Spec(str(where), text, name, wl_name, description, replications, seed,
+                tuple(independent), params, tuple(dims), run)
+    _check_cells(where, spec, module)
+    return spec
+
+
+def _required(doc: dict, key: str, kind: type, where: str) -> Any:
+    if key not in doc:
+        raise SpecError(f"{where}: missing key {key!r} ({TOP_KEYS[key]})")
+    value = doc[key]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise SpecError(f"{where}: {key} = {value!r} must be {TOP_KEYS[key]}")
+    if kind is str and not isinstance(value, str):
+        raise SpecError(f"{where}: {key} = {value!r} must be {TOP_KEYS[key]}")
+    return value
+
+
+def _table(doc: dict, key: str, where: str) -> dict:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise SpecError(f"{where}: {key} must be a table ([{key}])")
+    return value
+
+
+def _not_seen(where: str, key: str, section: str, seen: dict[str, str]) -> None:
+    if key in seen:
+        raise SpecError(f"{where}: duplicate key {key!r}: in {seen[key]} and in {section}; give each parameter once")
+    seen[key] = section
+
+
+def _unknown(where: str, label: str, wl_name: str, declared: dict[str, Param]) -> SpecError:
+    return SpecError(
+        f"{where}: {label}: unknown parameter of workload {wl_name!r}; known: {', '.join(declared)}"
+    )
+
+
+def _check_value(where: str, label: str, declared: dict[str, Param], key: str, value: Any,
+                 wl_name: str, base_dir: Path) -> Any:
+    if key not in declared:
+        raise _unknown(where, label, wl_name, declared)
+    param = declared[key]
+    checked, problem = param.check(value)
+    if problem:
+        raise SpecError(f"{where}: {label} = {value!r} {problem}")
+    if param.kind == "path":
+        resolved = (base_dir / checked).resolve()
+        if not resolved.exists():
+            raise SpecError(f"{where}: {label} = {value!r}: no such file ({resolved})")
+        checked = str(resolved)
+    return checked
+
+
+def _check_list(where: str, label: str, declared: dict[str, Param], key: str, values: Any,
+                wl_name: str, base_dir: Path) -> tuple:
+    if key not in declared:
+        raise _unknown(where, label, wl_name, declared)
+    if not isinstance(values, list):
+        raise SpecError(f"{where}: {label} = {values!r} must be a list of values to sweep")
+    if not values:
+        raise SpecError(f"{where}: {label} is an empty list; give at least one value")
+    if declared[key].kind == "floats":
+        raise SpecError(f"{where}: {label}: a list-valued parameter cannot be swept; set it in [params]")
+    checked = tuple(_check_value(where, f"{label}[{i}]", declared, key, v, wl_name, base_dir)
+                    for i, v in enumerate(values))
+    if len(set(checked)) != len(checked):
+        raise SpecError(f"{where}: {label} = {values!r} has repeated values")
+    return checked
+
+
+def _check_run(where: str, run: dict) -> dict:
+    out = {}
+    for key, value in run.items():
+        if key not in RUN_KEYS:
+            raise SpecError(f"{where}: [run] {key}: unknown; allowed: {', '.join(RUN_KEYS)}")
+        kind, allowed = RUN_KEYS[key]
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0) if kind == "float" \
+            else (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+        if not ok:
+            raise SpecError(f"{where}: [run] {key} = {value!r} must be {allowed}")
+        out[key] = value
+    return out
+
+
+def _check_cells(where: str, spec: Spec, module: Any) -> None:
+    check = getattr(module, "check_params", None)
+    if check is None:
+        return
+    for index, params in spec.cells():
+        problems = check(params)
+        if problems:
+            cell = ", ".join(f"{d.name}={d.values[i]!r}" for d, i in zip(spec.dims, index)) or "the fixed params"
+            raise SpecError(f"{where}: at {cell}: {'; '.join(problems)}")
+
+
+def workload_of(spec: Spec) -> ModuleType:
+    return workloads.get(spec.workload)
