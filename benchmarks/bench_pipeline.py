@@ -1,0 +1,93 @@
+"""Pipeline overhead per replication and parallel efficiency (issue 2).
+
+For replications of about 1, 10 and 100 ms of pure CPU work (``benchmarks.spin``), run a
+sweep through ``pipeline.run`` on a LocalCluster of 1 and of 2 workers (cluster start-up
+excluded) and compare with the same replications called in a plain loop.
+
+    python -m benchmarks.bench_pipeline [--seconds 8]
+
+overhead  = (wall on 1 worker − plain loop time) / replications, also as % of a replication
+efficiency = wall on 1 worker / (2 × wall on 2 workers)
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pipeline
+from benchmarks import spin
+
+SPEC = """
+name = "spin"
+workload = "benchmarks.spin"
+replications = {reps}
+seed = 1
+[params]
+iterations = {iterations}
+[run]
+batch_seconds = 2.0
+"""
+
+
+def calibrate(target_ms: float) -> int:
+    spin._spin(np.uint64(1), 10)
+    n = 1_000_000
+    t = time.perf_counter()
+    spin._spin(np.uint64(1), n)
+    per_it = (time.perf_counter() - t) / n
+    return max(1, int(target_ms / 1e3 / per_it))
+
+
+def plain(iterations: int, reps: int) -> float:
+    seeds = np.arange(reps, dtype=np.uint64)
+    t = time.perf_counter()
+    spin.run_batch({"iterations": iterations}, seeds)
+    return time.perf_counter() - t
+
+
+def through_pipeline(iterations: int, reps: int, address: str, tmp: Path, tag: str) -> float:
+    spec = tmp / f"{tag}.toml"
+    spec.write_text(SPEC.format(reps=reps, iterations=iterations))
+    t = time.perf_counter()
+    pipeline.run(spec, tmp / f"{tag}.zarr", scheduler=address, progress=False)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    from distributed import LocalCluster
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="CPU seconds of work per configuration")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        clusters = {w: LocalCluster(n_workers=w, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                                    silence_logs=logging.ERROR) for w in (1, 2)}
+        try:
+            for ms in (1, 10, 100):
+                iterations = calibrate(ms)
+                reps = int(args.seconds * 1e3 / ms)
+                base = plain(iterations, reps)
+                walls = {w: through_pipeline(iterations, reps, c.scheduler_address, tmp, f"{ms}-{w}")
+                         for w, c in clusters.items()}
+                per_rep = base / reps
+                overhead = (walls[1] - base) / reps
+                rows.append((ms, reps, per_rep * 1e3, walls[1], walls[2], overhead * 1e3,
+                             100 * overhead / per_rep, 100 * walls[1] / (2 * walls[2])))
+        finally:
+            for c in clusters.values():
+                c.close()
+    print("| target ms | reps | measured ms/rep | wall 1 worker s | wall 2 workers s | overhead ms/rep | overhead % | efficiency 2 workers % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| {} | {} | {:.3f} | {:.2f} | {:.2f} | {:.4f} | {:.1f} | {:.1f} |".format(*r))
+
+
+if __name__ == "__main__":
+    main()
