@@ -1,0 +1,286 @@
+"""``desktop_grid``: pull dispatch of bag-of-tasks work on a volatile, heterogeneous
+desktop grid (Al-Azzoni & Down, JPDC 2010): FCFS, PST, Gcµ, LPAS_DG and its robust variant.
+
+Spec: ``shared/spec/desktop_grid.md`` and ``shared/spec/desktop_grid_systems.md``.
+
+Random streams of a replication (children of ``SeedSequence(seed)``, in this order):
+0 arrivals (inter-arrival times and classes), 1 work (its two children: 0 the work ``w``
+drawn at arrival, 1 the fresh ``w`` of a restarted task), 2 machine up/down periods,
+3 CPU-availability chains (one uint64 key per machine), 4 estimation errors (one ``E`` per
+machine and up period), 5 algorithm draws (random objectives of the degenerate-vertex
+search). All six are spawned and the up/down periods, chain keys and estimation errors are
+drawn in full for every policy, so arrivals, work, failures and CPU paths are common to
+all policies of a replication (only the restart work of interrupted tasks depends on
+which tasks a policy had running).
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._contract import Metric, Param, empty_outputs
+from .lp import ZERO_TOL
+from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
+from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QMAX,
+                        ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
+from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
+                      g_weibull_scales, load_rates, partial_availability)
+from .timeline import Timeline, draw_timeline, empty_timeline, estimated_views, lp_keys
+
+N_CLASSES_MAX = 8
+CLASS_LABELS = tuple(str(i) for i in range(N_CLASSES_MAX))
+
+PARAMS = (
+    Param("system", "str", "A", "test system (desktop_grid_systems.md); 'generated' = CVB with "
+          "heterogeneity/groups/per_group/alpha, 'custom' = rates_file + alpha", choices=SYSTEMS),
+    Param("system_seed", "int", 1, "seed of the system generator (rates of A-E, test beds, G2)", low=0),
+    Param("heterogeneity", "str", "HiHi", "(task, machine) heterogeneity of system 'generated'",
+          choices=tuple(HETEROGENEITY)),
+    Param("groups", "int", 7, "machine groups of system 'generated'", low=1),
+    Param("per_group", "int", 4, "machines per group of system 'generated'", low=1),
+    Param("rates_file", "path", "", "system 'custom': nominal rate matrix mu_nom (rows = classes, "
+          "tasks per time unit), CSV/whitespace text or .npy"),
+    Param("arrivals", "str", "alpha1", "which arrival vector of the system", choices=("alpha1", "alpha2")),
+    Param("alpha", "floats", (), "arrival rates per class (tasks per time unit); overrides the "
+          "system's vector; required for 'generated' (its 95%-load vector) and 'custom'", low=0.0),
+    Param("arrival_scale", "float", 1.0, "multiplies the arrival vector (e.g. 0.75)", low=1e-9),
+    Param("policy", "str", "gcmu", "dispatch policy", choices=POLICIES),
+    Param("failures", "str", "none", "machine up/down periods: none, exponential (rate fail_rate, "
+          "mean down_mean) or weibull (shape/scales below, constant down time down_mean)",
+          choices=("none", "exponential", "weibull")),
+    Param("fail_rate", "float", 0.02, "failure rate of an up machine (1/time unit), exponential", low=1e-12),
+    Param("down_mean", "float", 2.0, "mean down time (time units); the constant one for weibull", low=0.0),
+    Param("weibull_shape", "float", 0.7, "shape of Weibull up periods", low=1e-3),
+    Param("weibull_scale_min", "float", 5e5, "Weibull scale of group 0 (time units)", low=1e-9),
+    Param("weibull_scale_max", "float", 5e6, "Weibull scale of the last group (log-spaced between)", low=1e-9),
+    Param("cpu", "str", "dedicated", "CPU availability a_j: dedicated (1), partial (the systems "
+          "page vector), markov (chain over cpu_levels), custom (cpu_avail)",
+          choices=("dedicated", "partial", "markov", "custom")),
+    Param("cpu_avail", "floats", (), "cpu=custom: a_j per machine, in (0, 1]", low=0.0, high=1.0),
+    Param("cpu_levels", "floats", (0.25, 0.5, 0.75, 1.0), "levels of the CPU chain", low=1e-9, high=1.0),
+    Param("cpu_stay", "float", 0.9, "probability the chain keeps its level at a step", low=0.0, high=1.0),
+    Param("cpu_period", "float", 10.0, "time units between chain steps", low=1e-9),
+    Param("lp_cpu_info", "str", "true", "the a_j the LP policies use: 'true' (a_j, the chain's "
+          "stationary mean for markov) or 'assume_full' (a_j = 1); other policies always use "
+          "the true a_j", choices=("true", "assume_full")),
+    Param("estimation_error", "float", 0.0, "I: every policy sees a'_j = clip(a_j (1 + E), 0, 1), "
+          "E ~ U[-I, I] drawn each time machine j becomes available", low=0.0, high=1.0),
+    Param("degenerate", "str", "search", "degenerate LP vertex: search (random objectives for "
+          "exactly NM+1-N-M zeros) or accept", choices=("search", "accept")),
+    Param("degenerate_tries", "int", 20, "random objectives tried by the degenerate search", low=0),
+    Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
+          low=0.0, high=0.1),
+    Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "
+          "deterministic or uniform on [0, 2]", choices=tuple(WORK_CODE)),
+    Param("horizon", "float", 20_000.0, "simulated time units", low=1e-9),
+    Param("warmup", "float", 0.0, "completions before this time are not measured", low=0.0),
+    Param("queue_bound", "int", 100_000, "unstable when more tasks than this wait", low=1),
+)
+
+_J = (("job_class", CLASS_LABELS),)
+METRICS = (
+    Metric("W", "time", "mean completion minus original arrival time of the tasks completed "
+           "in [warmup, horizon] (includes time lost to resubmissions)"),
+    Metric("W_class", "time", "W per task class (NaN beyond the system's classes)", dims=_J),
+    Metric("completed_class", "tasks", "tasks completed in [warmup, horizon] per class", dims=_J),
+    Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
+    Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
+    Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
+    Metric("lp_solves", "solves", "HiGHS solves (search and robust runs included)"),
+    Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
+    Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
+    Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),
+    Metric("utilisation", "1", "busy machine-time / (M (horizon - warmup)), lost work included"),
+    Metric("events", "events", "arrivals, completions and availability changes simulated"),
+    Metric("tasks_arrived", "tasks", "tasks that arrived by the horizon"),
+    Metric("tasks_completed", "tasks", "tasks completed in [warmup, horizon]"),
+    Metric("queue_max", "tasks", "largest number of waiting tasks"),
+    Metric("wall_s", "s", "wall time of the replication", timing=True),
+    Metric("lp_wall_s", "s", "wall time spent solving LPs", timing=True),
+)
+
+REASONS = {
+    0: ("none", "the replication produced every metric"),
+    1: ("unstable", "the number of waiting tasks exceeded queue_bound: the queue grows without bound"),
+    2: ("no completions", "no task completed in [warmup, horizon]"),
+}
+
+_STREAMS = 6  # arrivals, work, machines, cpu chains, estimation errors, algorithm
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    errs = []
+    if params["warmup"] >= params["horizon"]:
+        errs.append(f"warmup ({params['warmup']}) must be smaller than horizon ({params['horizon']})")
+    if params["system"] in ("generated", "custom") and not params["alpha"]:
+        errs.append(f"system {params['system']!r} needs alpha (arrival rates per class)")
+    if params["system"] == "custom" and not params["rates_file"]:
+        errs.append("system 'custom' needs rates_file (the nominal rate matrix)")
+    if params["cpu"] == "custom" and not params["cpu_avail"]:
+        errs.append("cpu 'custom' needs cpu_avail (a_j per machine)")
+    if params["cpu"] == "custom" and any(a <= 0 for a in params["cpu_avail"]):
+        errs.append("cpu_avail values must be in (0, 1]")
+    if params["weibull_scale_max"] < params["weibull_scale_min"]:
+        errs.append("weibull_scale_max must be >= weibull_scale_min")
+    return errs
+
+
+@lru_cache(maxsize=16)
+def _system(name: str, system_seed: int, heterogeneity: str, groups: int, per_group: int,
+            alpha: tuple, rates_file: str) -> System:
+    rates = load_rates(rates_file) if name == "custom" else None
+    return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates)
+
+
+def system_of(params: Mapping[str, Any]) -> tuple[System, np.ndarray]:
+    """The system and the arrival vector (tasks per time unit) of ``params``."""
+    sysm = _system(params["system"], params["system_seed"], params["heterogeneity"],
+                   params["groups"], params["per_group"], tuple(params["alpha"]), params["rates_file"])
+    alpha = np.asarray(params["alpha"], float) if params["alpha"] else sysm.alphas[params["arrivals"]]
+    if alpha.shape != (sysm.n_classes,):
+        raise ValueError(f"alpha has {alpha.size} rates, system {sysm.name!r} has {sysm.n_classes} classes")
+    if sysm.n_classes > N_CLASSES_MAX:
+        raise ValueError(f"at most {N_CLASSES_MAX} classes (W_class dimension), got {sysm.n_classes}")
+    return sysm, alpha * params["arrival_scale"]
+
+
+def cpu_model(params: Mapping[str, Any], sysm: System) -> dict:
+    """True CPU availability: constant ``a`` or a chain (levels, per-machine cdf, mean)."""
+    m = sysm.n_machines
+    levels = np.asarray(params["cpu_levels"], float)
+    out = {"use_chain": False, "levels": levels, "cdf": np.ones((m, levels.size))}
+    if params["cpu"] == "markov":
+        weights = g_chain_weights(sysm.group, levels.size)
+        out.update(use_chain=True, cdf=np.cumsum(weights, axis=1), a=weights @ levels)
+    elif params["cpu"] == "partial":
+        out["a"] = partial_availability(m)
+    elif params["cpu"] == "custom":
+        a = np.asarray(params["cpu_avail"], float)
+        if a.shape != (m,):
+            raise ValueError(f"cpu_avail has {a.size} values, the system has {m} machines")
+        out["a"] = a
+    else:
+        out["a"] = np.ones(m)
+    return out
+
+
+def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator) -> Timeline:
+    scales = g_weibull_scales(sysm.group, params["weibull_scale_min"], params["weibull_scale_max"])
+    return draw_timeline(rng, sysm.n_machines, params["horizon"], params["failures"],
+                         params["fail_rate"], params["down_mean"], params["weibull_shape"], scales)
+
+
+def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=None) -> dict:
+    """One replication: a dict of the metrics (scalars / per-class arrays) plus ``reason``.
+
+    ``trace > 0`` returns the first ``trace`` events as ``trace`` (time, kind, machine,
+    task number); ``script = (times, classes, works, restart_works)`` replaces the random
+    arrivals and work (tests).
+    """
+    t_start = time.perf_counter()
+    p = params
+    sysm, alpha = system_of(p)
+    n, m = sysm.mu_nom.shape
+    children = np.random.SeedSequence(int(seed)).spawn(_STREAMS)
+    gen = lambda c: np.random.Generator(np.random.PCG64(c))  # noqa: E731
+    arr_rng = gen(children[0])
+    work_rng, rework_rng = (gen(c) for c in children[1].spawn(2))
+    mach_rng, cpu_rng, est_rng, alg_rng = (gen(c) for c in children[2:])
+
+    tl = _timeline(p, sysm, mach_rng)
+    cpu = cpu_model(p, sysm)
+    chain_keys = cpu_rng.integers(0, 2**64 - 1, size=m, dtype=np.uint64, endpoint=True)
+    lp_policy = p["policy"] in LP_POLICIES
+    a_base = np.ones(m) if (lp_policy and p["lp_cpu_info"] == "assume_full") else cpu["a"]
+    view0, chg_view = estimated_views(est_rng, a_base, tl, p["estimation_error"])
+    if lp_policy:
+        chg_key, states = lp_keys(tl, view0, chg_view)
+        table = lp_eligibility(p["policy"], sysm.mu_nom, alpha, states, alg_rng,
+                               p["degenerate"], p["degenerate_tries"], p["zero_tol"])
+    else:
+        chg_key = np.zeros(tl.time.size, np.int64)
+        table = all_eligible(n, m)
+
+    out = _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table, chain_keys,
+                      arr_rng, work_rng, rework_rng, trace, script)
+    out["wall_s"] = time.perf_counter() - t_start
+    return out
+
+
+def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: EligibilityTable,
+                chain_keys, arr_rng, work_rng, rework_rng, trace, script) -> dict:
+    n, m = sysm.mu_nom.shape
+    if script is None:
+        script = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    s_t, s_c, s_w, s_rw = (np.asarray(script[0], float), np.asarray(script[1], np.int64),
+                           np.asarray(script[2], float), np.asarray(script[3], float))
+    sum_w = np.zeros(n)
+    cnt_w = np.zeros(n, np.int64)
+    busy = np.zeros(1)
+    stats = np.zeros(7, np.int64)
+    tr_t = np.zeros(trace)
+    tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
+    total = float(alpha.sum())
+    _simulate(POLICY_CODE[p["policy"]], sysm.mu_nom, np.asarray(cpu["a"], float), view0,
+              np.cumsum(alpha) / total, total, WORK_CODE[p["work_dist"]],
+              tl.time, tl.machine, tl.up, chg_key, chg_view, tl.next_same, tl.next_down0,
+              table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
+              cpu["use_chain"], cpu["levels"], float(p["cpu_stay"]), cpu["cdf"], chain_keys,
+              float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
+              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task)
+    key = int(stats[ST_KEY])
+    done = int(cnt_w.sum())
+    reason = 1 if stats[ST_STOP] == STOP_UNSTABLE else (2 if done == 0 else 0)
+    w_class = np.full(N_CLASSES_MAX, np.nan)
+    c_class = np.full(N_CLASSES_MAX, np.nan)
+    c_class[:n] = cnt_w
+    if reason == 0:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w_class[:n] = np.where(cnt_w > 0, sum_w / np.maximum(cnt_w, 1), np.nan)
+    out = {
+        "W": sum_w.sum() / done if reason == 0 else np.nan,
+        "W_class": w_class,
+        "completed_class": c_class,
+        "lambda_star": float(table.lambda_star[key]),
+        "n_zeros": float(table.n_zeros[key]) if table.n_zeros[key] >= 0 else np.nan,
+        "lp_keys": float(table.elig.shape[0]) if not np.isnan(table.lambda_star[0]) else np.nan,
+        "lp_solves": float(table.lp_solves),
+        "lp_degenerate": float((table.n_zeros > table.z0).sum()) if table.z0[0] >= 0 else np.nan,
+        "robust_fallbacks": float(table.robust_fallbacks),
+        "resubmissions": float(stats[ST_RESUB]),
+        "utilisation": busy[0] / (m * (p["horizon"] - p["warmup"])),
+        "events": float(stats[ST_EVENTS]),
+        "tasks_arrived": float(stats[ST_ARRIVED]),
+        "tasks_completed": float(done),
+        "queue_max": float(stats[ST_QMAX]),
+        "lp_wall_s": table.wall_s,
+        "reason": reason,
+    }
+    if trace:
+        k = int(stats[ST_NTRACE])
+        out["trace"] = list(zip(tr_t[:k].tolist(), tr_k[:k].tolist(), tr_m[:k].tolist(), tr_task[:k].tolist()))
+    return out
+
+
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    """One replication per seed (see :func:`simulate`)."""
+    out = empty_outputs(METRICS, len(seeds))
+    for r, seed in enumerate(seeds):
+        res = simulate(params, int(seed))
+        for metric in METRICS:
+            out[metric.name][r] = res[metric.name]
+        out["reason"][r] = res["reason"]
+    return out
+
+
+def default_params(**overrides: Any) -> dict[str, Any]:
+    """The defaults of PARAMS with ``overrides`` (for tests and benchmarks)."""
+    params = {prm.name: prm.default for prm in PARAMS}
+    unknown = set(overrides) - set(params)
+    if unknown:
+        raise KeyError(f"unknown desktop_grid parameters: {sorted(unknown)}")
+    params.update(overrides)
+    return params

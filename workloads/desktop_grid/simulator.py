@@ -1,0 +1,442 @@
+"""Discrete-event kernel of the desktop grid (numba, no Python per event).
+
+Event sources, each with one pending time in a tournament tree (a fixed-size min-heap):
+slot 0 = next arrival (merged Poisson process of all classes), slot 1 = next machine
+availability change (a precomputed, policy-independent timeline), slot 2 + j = the
+completion of machine j's task. Ties at equal times go to the lower slot: arrival, then
+availability change, then completions by machine number, so every run is reproducible.
+
+The LP is not solved in the kernel: the availability timeline is known before the run,
+so :mod:`.policies` solves the LP once per distinct (available set, CPU estimates) key and
+the kernel looks up the eligibility matrix of the key in force (``elig[key, i, j]``).
+
+Tasks wait in one binary heap per class ordered by (original arrival time, arrival
+number); a resubmitted task keeps its arrival time and so returns near the head.
+
+CPU availability: a constant ``a[j]`` (service time ``w / (mu_nom * a)``) or a Markov chain
+over ``levels`` stepped every ``period`` time units (stay with ``stay``, else re-draw the
+level from the machine's weights). The chain path of machine j is defined by a
+counter-based hash of ``chain_key[j]`` (jump number n -> two uniforms), so it is the same
+for every policy however often it is queried; a task's remaining work falls at
+``mu_nom * level`` and its completion is found by walking the chain's jumps up to the
+completion or to the machine's next failure, whichever is first.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+FCFS, PST, GCMU, LPAS = 0, 1, 2, 3
+POLICY_CODE = {"fcfs": FCFS, "pst": PST, "gcmu": GCMU, "lpas_dg": LPAS, "lpas_dg_robust": LPAS}
+WORK_EXP, WORK_DET, WORK_UNIF = 0, 1, 2
+WORK_CODE = {"exponential": WORK_EXP, "deterministic": WORK_DET, "uniform": WORK_UNIF}
+
+# trace kinds (tests)
+TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 5
+
+# stop codes
+STOP_HORIZON, STOP_UNSTABLE = 0, 1
+
+# indices of the integer statistics vector returned by the kernel
+ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE = range(7)
+
+
+@numba.njit(cache=True)
+def _hash_uniform(key, n):
+    """Uniform in (0, 1] from (key, n): splitmix64 of key + n * golden ratio."""
+    z = key + np.uint64(n + 1) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (np.float64(z >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True)
+def _draw_level(cdf, u):
+    k = 0
+    while k < cdf.shape[0] - 1 and u > cdf[k]:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _geometric_gap(u, stay):
+    """Steps until the next re-draw: P(gap >= k + 1) = stay**k."""
+    if stay <= 0.0:
+        return 1
+    return 1 + int(np.floor(np.log(u) / np.log(stay)))
+
+
+@numba.njit(cache=True)
+def _chain_jump(j, ch_level, ch_next, ch_n, keys, cdf, stay):
+    ch_level[j] = _draw_level(cdf[j], _hash_uniform(keys[j], ch_n[j]))
+    ch_next[j] += _geometric_gap(_hash_uniform(keys[j], ch_n[j] + 1), stay)
+    ch_n[j] += 2
+
+
+@numba.njit(cache=True)
+def _tree_update(tree, times, size, slot):
+    node = (size + slot) >> 1
+    while node >= 1:
+        a = tree[2 * node]
+        b = tree[2 * node + 1]
+        tree[node] = a if times[a] <= times[b] else b
+        node >>= 1
+
+
+@numba.njit(cache=True)
+def _older(t_arr, t_seq, x, y):
+    """Task x waited longer than task y (earlier arrival, then lower arrival number)."""
+    return t_arr[x] < t_arr[y] or (t_arr[x] == t_arr[y] and t_seq[x] < t_seq[y])
+
+
+@numba.njit(cache=True)
+def _heap_push(heap, hsize, i, task, t_arr, t_seq):
+    k = hsize[i]
+    hsize[i] = k + 1
+    while k > 0:
+        parent = (k - 1) >> 1
+        if _older(t_arr, t_seq, task, heap[i, parent]):
+            heap[i, k] = heap[i, parent]
+            k = parent
+        else:
+            break
+    heap[i, k] = task
+
+
+@numba.njit(cache=True)
+def _heap_pop(heap, hsize, i, t_arr, t_seq):
+    top = heap[i, 0]
+    n = hsize[i] - 1
+    hsize[i] = n
+    if n > 0:
+        last = heap[i, n]
+        k = 0
+        while True:
+            c = 2 * k + 1
+            if c >= n:
+                break
+            if c + 1 < n and _older(t_arr, t_seq, heap[i, c + 1], heap[i, c]):
+                c += 1
+            if _older(t_arr, t_seq, heap[i, c], last):
+                heap[i, k] = heap[i, c]
+                k = c
+            else:
+                break
+        heap[i, k] = last
+    return top
+
+
+@numba.njit(cache=True)
+def _draw_work(rng, work_code):
+    if work_code == WORK_EXP:
+        return rng.exponential(1.0)
+    if work_code == WORK_UNIF:
+        return rng.uniform(0.0, 2.0)
+    return 1.0
+
+
+@numba.njit(cache=True)
+def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
+              chg_time, chg_machine, chg_up, chg_key, chg_view, chg_next_same, next_down0,
+              elig, init_key,
+              arr_rng, work_rng, rework_rng,
+              script_t, script_c, script_w, script_rework,
+              use_chain, levels, stay, level_cdf, chain_keys, period,
+              horizon, warmup, queue_bound,
+              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task):
+    """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
+    ``busy_out[0]`` (busy machine-time in [warmup, horizon]) and ``stats``."""
+    n, m = mu_nom.shape
+    inf = np.inf
+    scripted = script_t.shape[0] > 0
+    trace_cap = trace_t.shape[0]
+    n_trace = 0
+    cap = queue_bound + m + 2
+
+    # tournament tree over slots 0 (arrival), 1 (availability change), 2 + j (completions)
+    n_slots = 2 + m
+    size = 1
+    while size < n_slots:
+        size *= 2
+    times = np.full(size, inf)
+    tree = np.zeros(2 * size, np.int64)
+    for s in range(size):
+        tree[size + s] = s
+    for node in range(size - 1, 0, -1):
+        a = tree[2 * node]
+        b = tree[2 * node + 1]
+        tree[node] = a if times[a] <= times[b] else b
+
+    # tasks: pool with a free list
+    t_arr = np.empty(cap)
+    t_cls = np.empty(cap, np.int64)
+    t_seq = np.empty(cap, np.int64)
+    t_work = np.empty(cap)
+    free = np.arange(cap - 1, -1, -1)
+    n_free = cap
+    heap = np.empty((n, cap), np.int64)
+    hsize = np.zeros(n, np.int64)
+    q_total = 0
+    q_max = 0
+
+    # machines
+    avail = np.ones(m, np.bool_)
+    busy_task = np.full(m, -1, np.int64)
+    busy_since = np.zeros(m)
+    idle_since = np.zeros(m)
+    is_idle = np.ones(m, np.bool_)
+    view = view0.copy()
+    next_down = next_down0.copy()
+    busy_acc = 0.0
+
+    # CPU chains
+    ch_level = np.zeros(m, np.int64)
+    ch_next = np.zeros(m, np.int64)
+    ch_n = np.zeros(m, np.int64)
+    if use_chain:
+        for j in range(m):
+            ch_level[j] = _draw_level(level_cdf[j], _hash_uniform(chain_keys[j], 0))
+            ch_next[j] = _geometric_gap(_hash_uniform(chain_keys[j], 1), stay)
+            ch_n[j] = 2
+
+    to_start = np.empty(m, np.int64)
+    key = init_key
+    events = 0
+    arrived = 0
+    resub = 0
+    n_script = 0
+    n_rework = 0
+    stop = STOP_HORIZON
+
+    # first arrival and first availability change
+    if scripted:
+        times[0] = script_t[0]
+    else:
+        times[0] = arr_rng.exponential(1.0 / total_rate)
+    _tree_update(tree, times, size, 0)
+    if chg_time.shape[0] > 0:
+        times[1] = chg_time[0]
+        _tree_update(tree, times, size, 1)
+    c_ptr = 0
+
+    while True:
+        slot = tree[1]
+        now = times[slot]
+        if now > horizon:
+            break
+        events += 1
+        task = -1
+        n_start = 0
+        if slot == 0:
+            # ---------------------------------------------------------------- arrival
+            if scripted:
+                cls = script_c[n_script]
+                w = script_w[n_script]
+                n_script += 1
+                times[0] = script_t[n_script] if n_script < script_t.shape[0] else inf
+            else:
+                u = arr_rng.random()
+                cls = 0
+                while cls < n - 1 and u > alpha_cdf[cls]:
+                    cls += 1
+                w = _draw_work(work_rng, work_code)
+                times[0] = now + arr_rng.exponential(1.0 / total_rate)
+            _tree_update(tree, times, size, 0)
+            n_free -= 1
+            task = free[n_free]
+            t_arr[task] = now
+            t_cls[task] = cls
+            t_seq[task] = arrived
+            t_work[task] = w
+            arrived += 1
+            if n_trace < trace_cap:
+                trace_t[n_trace] = now
+                trace_kind[n_trace] = TR_ARRIVE
+                trace_m[n_trace] = -1
+                trace_task[n_trace] = t_seq[task]
+                n_trace += 1
+        elif slot == 1:
+            # ------------------------------------------------------- availability change
+            j = chg_machine[c_ptr]
+            key = chg_key[c_ptr]
+            if chg_up[c_ptr]:
+                avail[j] = True
+                view[j] = chg_view[c_ptr]
+                next_down[j] = chg_next_same[c_ptr]
+                is_idle[j] = True
+                idle_since[j] = now
+            else:
+                avail[j] = False
+                is_idle[j] = False
+                if busy_task[j] >= 0:
+                    task = busy_task[j]
+                    busy_task[j] = -1
+                    busy_acc += max(0.0, now - max(busy_since[j], warmup))
+                    times[2 + j] = inf
+                    _tree_update(tree, times, size, 2 + j)
+                    resub += 1
+                    if scripted:
+                        t_work[task] = script_rework[n_rework]
+                        n_rework += 1
+                    else:
+                        t_work[task] = _draw_work(rework_rng, work_code)
+            if n_trace < trace_cap:
+                trace_t[n_trace] = now
+                trace_kind[n_trace] = TR_REPAIR if chg_up[c_ptr] else TR_FAIL
+                trace_m[n_trace] = j
+                trace_task[n_trace] = t_seq[task] if task >= 0 else -1
+                n_trace += 1
+            c_ptr += 1
+            times[1] = chg_time[c_ptr] if c_ptr < chg_time.shape[0] else inf
+            _tree_update(tree, times, size, 1)
+        else:
+            # ---------------------------------------------------------------- completion
+            j = slot - 2
+            done = busy_task[j]
+            busy_task[j] = -1
+            times[slot] = inf
+            _tree_update(tree, times, size, slot)
+            busy_acc += max(0.0, now - max(busy_since[j], warmup))
+            if now >= warmup:
+                sum_w[t_cls[done]] += now - t_arr[done]
+                cnt_w[t_cls[done]] += 1
+            if n_trace < trace_cap:
+                trace_t[n_trace] = now
+                trace_kind[n_trace] = TR_COMPLETE
+                trace_m[n_trace] = j
+                trace_task[n_trace] = t_seq[done]
+                n_trace += 1
+            free[n_free] = done
+            n_free += 1
+            is_idle[j] = True
+            idle_since[j] = now
+
+        # ------------------------------------------------ dispatch the arriving/resubmitted task
+        if task >= 0:
+            i = t_cls[task]
+            best = -1
+            for j in range(m):
+                if not is_idle[j] or elig[key, i, j] == 0:
+                    continue
+                if best < 0:
+                    best = j
+                elif policy == FCFS:
+                    if idle_since[j] < idle_since[best]:
+                        best = j
+                else:
+                    mj = mu_nom[i, j] * view[j]
+                    mb = mu_nom[i, best] * view[best]
+                    if mj > mb or (mj == mb and idle_since[j] < idle_since[best]):
+                        best = j
+            if best >= 0:
+                is_idle[best] = False
+                busy_task[best] = task
+                to_start[n_start] = best
+                n_start += 1
+            else:
+                _heap_push(heap, hsize, i, task, t_arr, t_seq)
+                q_total += 1
+                if q_total > q_max:
+                    q_max = q_total
+                if n_trace < trace_cap:
+                    trace_t[n_trace] = now
+                    trace_kind[n_trace] = TR_QUEUE
+                    trace_m[n_trace] = -1
+                    trace_task[n_trace] = t_seq[task]
+                    n_trace += 1
+                if q_total > queue_bound:
+                    stop = STOP_UNSTABLE
+                    break
+
+        # ------------------------------------------------ idle machines pull, then starts
+        # Which idle machines may pull now: after a completion only that machine; after a
+        # change with an LP policy every idle machine (eligibility may have changed);
+        # after a repair otherwise only the repaired machine. Index order.
+        lo = 0
+        hi = -1
+        if slot >= 2:
+            lo = slot - 2
+            hi = slot - 2
+        elif slot == 1:
+            jc = chg_machine[c_ptr - 1]
+            if policy == LPAS:
+                lo = 0
+                hi = m - 1
+            elif chg_up[c_ptr - 1]:
+                lo = jc
+                hi = jc
+        for j in range(lo, hi + 1):
+            if not is_idle[j] or q_total == 0:
+                continue
+            bi = -1
+            bkey = 0.0
+            for i in range(n):
+                if hsize[i] == 0 or elig[key, i, j] == 0:
+                    continue
+                head = heap[i, 0]
+                if policy == FCFS:
+                    if bi < 0 or _older(t_arr, t_seq, head, heap[bi, 0]):
+                        bi = i
+                else:
+                    k = mu_nom[i, j] * view[j]
+                    if policy != PST:
+                        k *= now - t_arr[head]
+                    if bi < 0 or k > bkey:
+                        bi = i
+                        bkey = k
+            if bi >= 0:
+                is_idle[j] = False
+                busy_task[j] = _heap_pop(heap, hsize, bi, t_arr, t_seq)
+                q_total -= 1
+                to_start[n_start] = j
+                n_start += 1
+
+        # start every machine that got a task at this event
+        for s_k in range(n_start):
+            j = to_start[s_k]
+            tk = busy_task[j]
+            busy_since[j] = now
+            rate = mu_nom[t_cls[tk], j]
+            if not use_chain:
+                times[2 + j] = now + t_work[tk] / (rate * a_true[j])
+            else:
+                # bring the chain to now, then walk its jumps until done or failure
+                while ch_next[j] * period <= now:
+                    _chain_jump(j, ch_level, ch_next, ch_n, chain_keys, level_cdf, stay)
+                rem = t_work[tk]
+                tcur = now
+                while True:
+                    seg_end = ch_next[j] * period
+                    r = rate * levels[ch_level[j]]
+                    tdone = tcur + rem / r
+                    if tdone <= seg_end:
+                        break
+                    if seg_end > next_down[j]:
+                        tdone = inf      # interrupted by the failure first
+                        break
+                    rem -= r * (seg_end - tcur)
+                    tcur = seg_end
+                    _chain_jump(j, ch_level, ch_next, ch_n, chain_keys, level_cdf, stay)
+                times[2 + j] = tdone
+            _tree_update(tree, times, size, 2 + j)
+            if n_trace < trace_cap:
+                trace_t[n_trace] = now
+                trace_kind[n_trace] = TR_START
+                trace_m[n_trace] = j
+                trace_task[n_trace] = t_seq[tk]
+                n_trace += 1
+
+    # busy time of tasks still running at the end
+    end = min(now, horizon) if stop == STOP_UNSTABLE else horizon
+    for j in range(m):
+        if busy_task[j] >= 0:
+            busy_acc += max(0.0, end - max(busy_since[j], warmup))
+    busy_out[0] = busy_acc
+    stats[ST_EVENTS] = events
+    stats[ST_ARRIVED] = arrived
+    stats[ST_RESUB] = resub
+    stats[ST_QMAX] = q_max
+    stats[ST_STOP] = stop
+    stats[ST_KEY] = key
+    stats[ST_NTRACE] = n_trace
