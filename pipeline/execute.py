@@ -96,42 +96,51 @@ class _Runner:
             else:
                 chunk, reps, pilots = self._pilot()
             self._create(chunk, reps)
-            for cell, result in pilots.items():
-                self._write(Batch(cell, 0, result["n"]), result)
+            for (cell, start), result in pilots.items():
+                self._write(Batch(cell, start, start + result["n"]), result)
             status = self.writer.status_array()
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
         self.plan = self._batches(todo, reps)
         self.total = int(todo.sum())
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
-        """Time a few cells with real replications; size chunks and batches from that."""
+        """Time a few cells with real replications; size chunks and batches from that.
+
+        At least one pilot per worker, so no worker idles while the pilots run: a sweep
+        with fewer cells than workers pilots a cell at several replication offsets.
+        """
         all_cells = list(self.cells)
         k = min(len(all_cells), max(2 * self.executor.n_workers, 4))
         picks = sorted({all_cells[round(i * (len(all_cells) - 1) / max(k - 1, 1))] for i in range(k)})
-        cap = min(self.spec.replications, 1024)
-        futures = {cell: self.executor.submit(pilot, self.spec.workload, self.cells[cell],
-                                              self.seeds(cell, 0, cap), PILOT_SECONDS, key=f"pilot-{cell}")
-                   for cell in picks}
+        per_cell = min(self.spec.replications, -(-self.executor.n_workers // len(picks)))
+        step = self.spec.replications // per_cell
+        jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
+        futures = {(cell, start): self.executor.submit(pilot, self.spec.workload, self.cells[cell],
+                                                       self.seeds(cell, start, stop), PILOT_SECONDS,
+                                                       key=f"pilot-{cell}-{start}")
+                   for cell, start, stop in jobs}
         results = {}
-        for cell, future in futures.items():
+        for (cell, start), future in futures.items():
             try:
-                results[cell] = future.result()
+                results[(cell, start)] = future.result()
             except Exception:  # noqa: BLE001 - a pilot that fails is just not a timing source
                 say(f"pilot of cell {self._describe(cell)} failed; its replications will run in batches")
         times = [r["seconds_per_rep"] for r in results.values() if math.isfinite(r["seconds_per_rep"])]
         slowest = max(times) if times else 1.0
-        per_cell = np.full(self.spec.shape, slowest)
-        for cell, r in results.items():
-            per_cell[cell] = r["seconds_per_rep"]
+        seconds = np.full(self.spec.shape, slowest)
+        for cell in picks:
+            mine = [r["seconds_per_rep"] for (c, _), r in results.items() if c == cell]
+            if mine:
+                seconds[cell] = float(np.median(mine))
         # Enough tasks that every worker gets several, even for a short sweep.
-        total = float(per_cell.sum()) * self.spec.replications
+        total = float(seconds.sum()) * self.spec.replications
         target = min(self.batch_seconds, max(total / (TASKS_PER_WORKER * self.executor.n_workers), 1e-3))
         chunk = int(max(1, min(self.spec.replications, target // slowest)))
-        reps = np.maximum(1, np.floor(target / (per_cell * chunk))).astype(np.int64) * chunk
+        reps = np.maximum(1, np.floor(target / (seconds * chunk))).astype(np.int64) * chunk
         say(f"pilot: {slowest * 1e3:.3g} ms per replication in the slowest cell; "
             f"{chunk} replications per chunk, tasks of about {target:.2g} s")
-        self.seconds_per_rep = per_cell
-        return chunk, reps, {cell: r for cell, r in results.items()}
+        self.seconds_per_rep = seconds
+        return chunk, reps, results
 
     def _batches(self, todo: np.ndarray, reps: np.ndarray) -> list[Batch]:
         batches = []
