@@ -14,6 +14,9 @@ import xarray as xr
 from scipy import stats as _st
 
 STATS = ("mean", "sd", "n", "sem", "half_width", "ci_low", "ci_high", "rel_precision")
+#: Paired differences also carry the change relative to the baseline's mean over the same
+#: replications: mean(X - Y) / mean(Y), e.g. -0.3 = 30% lower than the baseline.
+PAIRED_STATS = STATS + ("relative_change",)
 REP = "replication"
 
 
@@ -85,10 +88,11 @@ def metric_names(ds: xr.Dataset, metrics: Iterable[str] | None = None) -> list[s
 
 def _wrap(da: xr.DataArray, result: dict[str, np.ndarray]) -> xr.DataArray:
     dims = [d for d in da.dims if d != REP]
-    stacked = np.stack([result[s] for s in STATS], axis=-1)
+    names = [s for s in PAIRED_STATS if s in result]
+    stacked = np.stack([result[s] for s in names], axis=-1)
     coords = {k: v for k, v in da.coords.items() if REP not in v.dims}
     out = xr.DataArray(stacked, dims=dims + ["stat"], coords=coords)
-    out = out.assign_coords(stat=list(STATS))
+    out = out.assign_coords(stat=names)
     out.attrs = dict(da.attrs)
     return out
 
@@ -133,9 +137,14 @@ def paired(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,
     out = {}
     for m in metric_names(ds, metrics):
         da = ds[m].load()
-        diff = da - da.sel({dim: baseline}, drop=True)
-        diff = diff.transpose(*da.dims)
-        out[m] = _wrap(diff, describe_array(diff.values, level, axis=diff.dims.index(REP)))
+        base = da.sel({dim: baseline}, drop=True)
+        diff = (da - base).transpose(*da.dims)
+        axis = diff.dims.index(REP)
+        result = describe_array(diff.values, level, axis=axis)
+        base_same = base.broadcast_like(da).transpose(*da.dims).where(~np.isnan(diff.values))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result["relative_change"] = result["mean"] / np.nanmean(np.moveaxis(base_same.values, axis, -1), axis=-1)
+        out[m] = _wrap(diff, result)
     return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}"})
 
 

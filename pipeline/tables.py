@@ -53,24 +53,27 @@ def long_frame(result: xr.Dataset) -> pd.DataFrame:
         frame.insert(0, "metric", name)
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True, sort=False)
-    keep = [c for c in out.columns if c not in stats.STATS and c != "metric"]
+    stat_cols = [s for s in stats.PAIRED_STATS if s in out.columns]
+    keep = [c for c in out.columns if c not in stat_cols and c != "metric"]
     keep = [c for c in keep if out[c].notna().any()]
-    return out[["metric"] + keep + list(stats.STATS)]
+    return out[["metric"] + keep + stat_cols]
 
 
-def _fmt(mean: float, half: float) -> str:
+def _fmt(mean: float, half: float, relative: float = np.nan) -> str:
     if not np.isfinite(mean):
         return "—"
-    if not np.isfinite(half):
-        return f"{mean:.4g}"
-    return f"{mean:.4g} ± {half:.2g}"
+    text = f"{mean:.4g}" if not np.isfinite(half) else f"{mean:.4g} ± {half:.2g}"
+    if np.isfinite(relative):
+        text += f" ({relative:+.1%})"
+    return text
 
 
 def wide_frame(long: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
     """Mean ± half-width, metrics (or the values of ``by``) as columns."""
     long = long.copy()
-    long["value"] = [_fmt(m, h) for m, h in zip(long["mean"], long["half_width"])]
-    keys = [c for c in long.columns if c not in stats.STATS and c not in ("metric", "value")]
+    relative = long["relative_change"] if "relative_change" in long else np.full(len(long), np.nan)
+    long["value"] = [_fmt(m, h, r) for m, h, r in zip(long["mean"], long["half_width"], relative)]
+    keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c not in ("metric", "value")]
     if by:
         if by not in keys:
             raise QueryError(f"--by {by!r} is not a dimension of the table; dimensions: {', '.join(keys)}")
@@ -96,7 +99,7 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
         return _markdown(table)
     header = f"mean ± {result.attrs.get('level', 0.95):.0%} CI half-width"
     if "paired" in result.attrs:
-        header += f", paired difference against {result.attrs['paired']}"
+        header += f", paired difference against {result.attrs['paired']} (relative change in brackets)"
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
     return header + "\n" + table.to_string(index=False)

@@ -97,3 +97,13 @@ def test_unknown_baseline_is_a_clear_error():
     ds = _store_like(np.random.default_rng(4))
     with pytest.raises(stats.QueryError, match="not in the store"):
         stats.paired(ds, "algorithm", "zzz")
+
+
+def test_paired_relative_change():
+    ds = _store_like(np.random.default_rng(5))
+    ds["m"] = ds["m"] + 10
+    res = stats.paired(ds, "algorithm", "a")
+    b, a = ds["m"].sel(algorithm="b").values, ds["m"].sel(algorithm="a").values
+    both = ~np.isnan(b)
+    expect = (b[both] - a[both]).mean() / a[both].mean()
+    assert float(res["m"].sel(algorithm="b", stat="relative_change")) == pytest.approx(expect, rel=1e-12)
