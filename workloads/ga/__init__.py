@@ -1,0 +1,140 @@
+"""``ga``: genetic-algorithm scheduling with island subpopulations, migration and
+continuous planning (Shapovalov 2011; spec ``shared/spec/ga.md``), against the source's
+FCFS and Backfill baselines on the same instances.
+
+Random streams per replication, in this order: the instance (units, jobs, resources,
+dependencies, arrivals), then one per island (``islands`` of them) for the GA's draws.
+All are spawned for every algorithm, so the instance of replication r is the same for
+the GA, Backfill and FCFS and for any number of islands.
+
+Modules: :mod:`.model` (problem arrays, chromosome, timing), :mod:`.objectives`,
+:mod:`.baselines`, :mod:`.operators`, :mod:`.islands`, :mod:`.dask_islands`,
+:mod:`.instance`, :mod:`.planning`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._contract import Metric, Param, empty_outputs, substreams
+from .instance import InstanceSettings, make_instance
+from .islands import DOCKING, GASettings
+from .objectives import OBJECTIVES
+from .planning import METHODS, plan
+
+PARAMS = (
+    Param("algorithm", "str", "ga", "scheduler: the island GA, the source's Backfill, or FCFS", choices=METHODS),
+    Param("parallel", "bool", False, "jobs are parallel (2..8 processes in one group) instead of single processes"),
+    Param("units", "int", 32, "computing units C", low=1),
+    Param("groups", "int", 4, "disjoint groups (sites) the units are split into", low=1),
+    Param("speed_low", "float", 1.0, "lowest unit speed coefficient k_m (U[low, high])", low=1e-6),
+    Param("speed_high", "float", 2.0, "highest unit speed coefficient k_m", low=1e-6),
+    Param("density", "float", 4.0, "D = N / C: processes per unit arriving in one period", low=0.01),
+    Param("load", "float", 0.8, "offered load: process arrival rate = load * C / mean slot length", low=1e-6),
+    Param("periods", "int", 3, "planning periods per replication", low=1),
+    Param("width_low", "int", 2, "fewest processes of a parallel job", low=1),
+    Param("width_high", "int", 8, "most processes of a parallel job", low=1),
+    Param("length_low", "float", 10.0, "shortest nominal process length (time units at speed 1)", low=1e-6),
+    Param("length_high", "float", 100.0, "longest nominal process length", low=1e-6),
+    Param("p_max", "int", 3, "priorities are uniform on the integers 1 .. p_max", low=1),
+    Param("dep_prob", "float", 0.1, "probability that a job depends on one earlier job of its period", low=0.0, high=1.0),
+    Param("objective", "str", "gmean", "GA objective: the source's geometric mean of weighted unit lengths, "
+          "makespan, or priority-weighted mean completion", choices=OBJECTIVES),
+    Param("docking", "str", "tau_first", "rank GA candidates by (docking gap tau, objective) as the source, "
+          "or by the objective alone (idle genes still pin each unit's first slot)", choices=DOCKING),
+    Param("population", "int", 50, "Z: individuals per island (spec: 50 non-parallel, 25 parallel)", low=2),
+    Param("pc", "float", 0.3, "crossover probability per pair", low=0.0, high=1.0),
+    Param("pm", "float", 0.00032, "mutation probability per gene (spec: 0.00032 non-parallel, 0.00065 parallel)",
+          low=0.0, high=1.0),
+    Param("elite", "float", 0.1, "E: fraction of each island kept unchanged (at least one individual)",
+          low=0.0, high=1.0),
+    Param("islands", "int", 1, "P: island subpopulations", low=1),
+    Param("migration_interval", "int", 50, "I_m: generations between ring migrations (and stop checks)", low=1),
+    Param("migrants", "int", 1, "best individuals each island sends to the next one", low=0),
+    Param("init_mutations", "int", 5, "swap attempts perturbing each initial individual but the first", low=0),
+    Param("stall_generations", "int", 100, "stop when the best has not improved for this many generations", low=1),
+    Param("max_generations", "int", 5000, "stop after this many generations per period", low=0),
+)
+
+METRICS = (
+    Metric("objective", "time", "the chosen objective of each period's schedule, mean over periods "
+           "(gmean: f; makespan and weighted_completion: from the period end)"),
+    Metric("gmean_length", "time", "the source objective f (geometric mean of weighted unit lengths), mean over periods"),
+    Metric("makespan", "time", "last slot end minus the period end, mean over periods"),
+    Metric("weighted_completion", "time", "sum p C / sum p over slots, C from the period end, mean over periods"),
+    Metric("mean_wait", "time", "mean over jobs of start minus arrival"),
+    Metric("tau", "time", "docking gap: sum over periods and units of first start minus previous end"),
+    Metric("generations", "generations", "GA generations run, summed over periods (NaN for baselines)"),
+    Metric("generations_to_solution", "generations", "generations until the best is within 1% of the period's "
+           "final best, summed over periods (NaN for baselines)"),
+    Metric("time_to_solution", "evaluations", "T_p: generations_to_solution x Z, the deterministic cost on one "
+           "computing module per island (NaN for baselines)"),
+    Metric("evaluations", "evaluations", "objective evaluations over all islands and periods (NaN for baselines)"),
+    Metric("jobs", "jobs", "jobs scheduled over all periods"),
+    Metric("processes", "processes", "processes scheduled over all periods"),
+    Metric("wall_seconds", "s", "wall time of the scheduler over all periods", timing=True),
+)
+
+REASONS = {
+    0: ("none", "the replication produced every metric"),
+    1: ("no_jobs", "no job arrived in any period"),
+}
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    errors = []
+    if params["groups"] > params["units"]:
+        errors.append(f"groups ({params['groups']}) must not exceed units ({params['units']})")
+    if params["speed_low"] > params["speed_high"]:
+        errors.append(f"speed_low ({params['speed_low']}) must not exceed speed_high ({params['speed_high']})")
+    if params["length_low"] > params["length_high"]:
+        errors.append(f"length_low ({params['length_low']}) must not exceed length_high ({params['length_high']})")
+    if params["parallel"]:
+        smallest = params["units"] // params["groups"] if params["groups"] <= params["units"] else 0
+        if params["width_low"] > params["width_high"]:
+            errors.append(f"width_low ({params['width_low']}) must not exceed width_high ({params['width_high']})")
+        if params["width_high"] > smallest:
+            errors.append(f"width_high ({params['width_high']}) must not exceed the smallest group "
+                          f"(units // groups = {smallest}) when parallel is true")
+    if params["migrants"] >= params["population"]:
+        errors.append(f"migrants ({params['migrants']}) must be smaller than population ({params['population']})")
+    return errors
+
+
+def instance_settings(params: Mapping[str, Any]) -> InstanceSettings:
+    return InstanceSettings(**{k: params[k] for k in InstanceSettings.__dataclass_fields__})
+
+
+def ga_settings(params: Mapping[str, Any]) -> GASettings:
+    return GASettings(**{k: params[k] for k in GASettings.__dataclass_fields__})
+
+
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    out = empty_outputs(METRICS, len(seeds))
+    inst_settings, settings = instance_settings(params), ga_settings(params)
+    method = params["algorithm"]
+    for r, seed in enumerate(seeds):
+        streams = substreams(seed, 1 + settings.islands)
+        inst = make_instance(inst_settings, streams[0])
+        if inst.arrival.size == 0:
+            out["reason"][r] = 1
+            continue
+        res = plan(inst, method, settings, streams[1:])
+        f = np.exp(res.log_gmean)
+        chosen = {"gmean": f, "makespan": res.makespan, "weighted_completion": res.weighted_completion}
+        out["objective"][r] = np.mean(chosen[settings.objective])
+        out["gmean_length"][r] = np.mean(f)
+        out["makespan"][r] = np.mean(res.makespan)
+        out["weighted_completion"][r] = np.mean(res.weighted_completion)
+        out["mean_wait"][r] = np.mean(res.waits)
+        out["tau"][r] = np.sum(res.tau)
+        out["jobs"][r] = inst.arrival.size
+        out["processes"][r] = inst.width.sum()
+        out["wall_seconds"][r] = res.wall_seconds
+        if method == "ga":
+            out["generations"][r] = res.generations
+            out["generations_to_solution"][r] = res.generations_to_solution
+            out["time_to_solution"][r] = res.generations_to_solution * settings.population
+            out["evaluations"][r] = res.counters[0]
+    return out

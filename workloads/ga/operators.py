@@ -1,0 +1,326 @@
+"""GA operators on chromosomes, and the numba kernel that evolves one island.
+
+Every operator keeps the chromosome consistent and mask-respecting: a change that would
+break the mask is not made, and a change whose unit orders and dependencies form a cycle
+(:func:`model.decode` fails) is undone (mutation) or replaced by a copy of the first
+parent (crossover). Random draws come only from the island's ``rng``.
+
+* Mutation, non-parallel jobs (source, per gene with probability ``pm``, our rule): the
+  gene swaps places with a uniformly chosen other slot of the chromosome if both masks
+  allow; slot lengths follow the unit (``|s_h| = |s_m| k_m / k_h``). Hit genes are found
+  by geometric skips, which has the per-gene Bernoulli law with one draw per hit.
+* Mutation, parallel jobs (source): the job of a hit gene swaps its slot set with a
+  uniformly chosen other job of the same width (our rule) if both masks allow; the
+  semi-active timing shifts the rest of each unit's schedule (and compacts it).
+* Crossover (source, details our rule): two break points over unit indices; see
+  :func:`crossover`.
+* Selection: tournaments of size 2 (our rule). Elitism: the best ``n_elite`` survive.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .model import decode, segment_starts
+from .objectives import better, fitness, tau as docking_gap
+
+
+@numba.njit(cache=True)
+def unit_at_positions(header):
+    """The unit of each body position."""
+    seg = segment_starts(header)
+    out = np.empty(seg[-1], np.int64)
+    for m in range(header.shape[0]):
+        out[seg[m]:seg[m + 1]] = m
+    return out
+
+
+@numba.njit(cache=True)
+def _consistent(body, header, P, scratch) -> bool:
+    return decode(body, header, P, scratch[0], scratch[1], scratch[2])
+
+
+@numba.njit(cache=True)
+def _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch) -> bool:
+    """Swap the gene at position ``a`` with a random other one (non-parallel jobs)."""
+    width, mask, proc_job = P[4], P[8], P[9]
+    N = body.shape[0]
+    if N < 2:
+        return False
+    b = rng.integers(0, N - 1)
+    if b >= a:
+        b += 1
+    ja, jb = proc_job[body[a]], proc_job[body[b]]
+    if width[ja] != 1 or width[jb] != 1:
+        return False
+    if not (mask[ja, unit_at[b]] and mask[jb, unit_at[a]]):
+        return False
+    body[a], body[b] = body[b], body[a]
+    if has_deps and not _consistent(body, header, P, scratch):
+        body[a], body[b] = body[b], body[a]
+        return False
+    return True
+
+
+@numba.njit(cache=True)
+def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch) -> bool:
+    """Swap the slot set of the job at position ``a`` with a random job of its width."""
+    width, mask, proc_job, job_first = P[4], P[8], P[9], P[10]
+    ja = proc_job[body[a]]
+    w = width[ja]
+    lo, hi = offsets[w], offsets[w + 1]
+    if hi - lo < 2:
+        return False
+    k = rng.integers(0, hi - lo - 1)
+    if k >= index_in_width[ja]:
+        k += 1
+    jb = by_width[lo + k]
+    pos_a = np.empty(w, np.int64)
+    pos_b = np.empty(w, np.int64)
+    found_a = 0
+    found_b = 0
+    for i in range(body.shape[0]):
+        j = proc_job[body[i]]
+        if j == ja:
+            pos_a[body[i] - job_first[ja]] = i
+            found_a += 1
+        elif j == jb:
+            pos_b[body[i] - job_first[jb]] = i
+            found_b += 1
+    for i in range(w):
+        if not (mask[ja, unit_at[pos_b[i]]] and mask[jb, unit_at[pos_a[i]]]):
+            return False
+    for i in range(w):
+        body[pos_a[i]], body[pos_b[i]] = body[pos_b[i]], body[pos_a[i]]
+    if not _consistent(body, header, P, scratch):
+        for i in range(w):
+            body[pos_a[i]], body[pos_b[i]] = body[pos_b[i]], body[pos_a[i]]
+        return False
+    return True
+
+
+@numba.njit(cache=True)
+def _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
+    if parallel:
+        return _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
+    return _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
+
+
+@numba.njit(cache=True)
+def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
+    """Per-gene mutation with probability ``pm``; returns the number of swaps made."""
+    N = body.shape[0]
+    if pm <= 0.0 or N == 0:
+        return 0
+    unit_at = unit_at_positions(header)
+    done = 0
+    a = -1
+    while True:
+        a += rng.geometric(pm)
+        if a >= N:
+            break
+        if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
+            done += 1
+    return done
+
+
+@numba.njit(cache=True)
+def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
+    """``n`` swap attempts at uniform positions (perturbs the initial individuals)."""
+    N = body.shape[0]
+    unit_at = unit_at_positions(header)
+    done = 0
+    for _ in range(n):
+        a = rng.integers(0, N)
+        if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
+            done += 1
+    return done
+
+
+@numba.njit(cache=True)
+def crossover(body_a, header_a, body_b, header_b, P, rng):
+    """Two-point crossover over unit indices (source; details our rule).
+
+    Break points ``c1 < c2`` are uniform; the child takes parent B's units ``c1 .. c2-1``
+    and parent A's other units. Walking the units in order, a process already placed is
+    dropped. A parallel job whose processes do not all come from one parent is removed.
+    Missing jobs are then appended in arrival order by mask-FCFS on the child's unit
+    loads (``ready`` + sum of slot lengths): a non-parallel job to the allowed unit with
+    the least load, a parallel job to the ``w`` least-loaded allowed units of the group
+    where the ``w``-th smallest load is least. Ties: lower index. Returns ``(body,
+    header)``; the header is recomputed.
+    """
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first = P
+    C = header_a.shape[0]
+    N = body_a.shape[0]
+    J = width.shape[0]
+    c1 = rng.integers(0, C)
+    c2 = rng.integers(c1 + 1, C + 1)
+    seg_a = segment_starts(header_a)
+    seg_b = segment_starts(header_b)
+    unit_of = np.full(N, -1, np.int64)
+    src = np.zeros(N, np.int64)
+    seq = np.zeros(N, np.int64)
+    s = 0
+    for m in range(C):
+        from_b = c1 <= m < c2
+        lo = seg_b[m] if from_b else seg_a[m]
+        hi = seg_b[m + 1] if from_b else seg_a[m + 1]
+        for i in range(lo, hi):
+            u = body_b[i] if from_b else body_a[i]
+            if unit_of[u] < 0:
+                unit_of[u] = m
+                src[u] = 1 if from_b else 0
+                seq[u] = s
+                s += 1
+    for j in range(J):
+        if width[j] == 1:
+            continue
+        f = job_first[j]
+        whole = unit_of[f] >= 0
+        for u in range(f + 1, f + width[j]):
+            if unit_of[u] < 0 or src[u] != src[f]:
+                whole = False
+        if not whole:
+            for u in range(f, f + width[j]):
+                unit_of[u] = -1
+    load = ready.copy()
+    for u in range(N):
+        if unit_of[u] >= 0:
+            load[unit_of[u]] += length[proc_job[u]] / speed[unit_of[u]]
+    n_groups = group.max() + 1
+    for j in range(J):
+        f = job_first[j]
+        if unit_of[f] >= 0:
+            continue
+        w = width[j]
+        if w == 1:
+            best = -1
+            for m in range(C):
+                if mask[j, m] and (best < 0 or load[m] < load[best]):
+                    best = m
+            unit_of[f] = best
+            seq[f] = s
+            s += 1
+            load[best] += length[j] / speed[best]
+            continue
+        best_g = -1
+        best_t = np.inf
+        for g in range(n_groups):
+            fr = np.sort(load[(group == g) & mask[j]])
+            if fr.shape[0] >= w and fr[w - 1] < best_t:
+                best_t = fr[w - 1]
+                best_g = g
+        cand = np.where((group == best_g) & mask[j])[0]
+        order = np.argsort(load[cand], kind="mergesort")
+        chosen = np.sort(cand[order[:w]])
+        mink = np.inf
+        t = -np.inf
+        for m in chosen:
+            mink = min(mink, speed[m])
+            t = max(t, load[m])
+        for i in range(w):
+            unit_of[f + i] = chosen[i]
+            seq[f + i] = s
+            load[chosen[i]] = t + length[j] / mink
+        s += 1
+    key = np.empty(N, np.int64)
+    for u in range(N):
+        key[u] = unit_of[u] * 4294967296 + seq[u]
+    body = np.argsort(key, kind="mergesort").astype(np.int64)
+    header = np.zeros(C, np.int64)
+    for u in range(N):
+        header[unit_of[u]] += 1
+    return body, header
+
+
+@numba.njit(cache=True)
+def evaluate(body, header, P, objective, use_tau, period_end, scratch):
+    """``(consistent, tau, fitness)``; tau is 0 when docking does not rank (``use_tau``)."""
+    start, dur, unit_of = scratch
+    if not decode(body, header, P, start, dur, unit_of):
+        return False, np.inf, np.inf
+    t = docking_gap(body, header, P, start) if use_tau else 0.0
+    return True, t, fitness(body, header, P, start, dur, objective, period_end)
+
+
+@numba.njit(cache=True)
+def ranking(taus, fits):
+    """Indices from best to worst by ``(tau, fitness)``; ties keep index order."""
+    order = np.argsort(fits, kind="mergesort")
+    return order[np.argsort(taus[order], kind="mergesort")]
+
+
+@numba.njit(cache=True)
+def _tournament(taus, fits, rng) -> int:
+    Z = taus.shape[0]
+    i = rng.integers(0, Z)
+    j = rng.integers(0, Z)
+    return j if better(taus[j], fits[j], taus[i], fits[i]) else i
+
+
+@numba.njit(cache=True)
+def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objective, use_tau,
+           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters):
+    """Run ``n_gens`` generations of one island in place.
+
+    ``hist_tau[g], hist_fit[g]`` get the island's best after generation g. ``counters``
+    accumulates [evaluations, crossovers, crossover fallbacks to parent A, mutation swaps].
+    """
+    Z = bodies.shape[0]
+    N = bodies.shape[1]
+    J = P[4].shape[0]
+    scratch = (np.zeros(J), np.zeros(J), np.zeros(N, np.int64))
+    new_b = np.empty_like(bodies)
+    new_h = np.empty_like(headers)
+    new_t = np.empty_like(taus)
+    new_f = np.empty_like(fits)
+    for g in range(n_gens):
+        order = ranking(taus, fits)
+        for e in range(n_elite):
+            new_b[e] = bodies[order[e]]
+            new_h[e] = headers[order[e]]
+            new_t[e] = taus[order[e]]
+            new_f[e] = fits[order[e]]
+        k = n_elite
+        while k < Z:
+            a = _tournament(taus, fits, rng)
+            b = _tournament(taus, fits, rng)
+            do_cx = rng.random() < pc
+            for child in range(2):
+                if k >= Z:
+                    break
+                p1, p2 = (a, b) if child == 0 else (b, a)
+                changed = False
+                if do_cx:
+                    cb, ch = crossover(bodies[p1], headers[p1], bodies[p2], headers[p2], P, rng)
+                    counters[1] += 1
+                    if _consistent(cb, ch, P, scratch):
+                        changed = True
+                    else:
+                        counters[2] += 1
+                        cb, ch = bodies[p1].copy(), headers[p1].copy()
+                else:
+                    cb, ch = bodies[p1].copy(), headers[p1].copy()
+                swaps = mutate(cb, ch, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch)
+                counters[3] += swaps
+                if changed or swaps > 0:
+                    ok, t, f = evaluate(cb, ch, P, objective, use_tau, period_end, scratch)
+                    counters[0] += 1
+                else:
+                    t, f = taus[p1], fits[p1]
+                new_b[k] = cb
+                new_h[k] = ch
+                new_t[k] = t
+                new_f[k] = f
+                k += 1
+        bodies[:] = new_b
+        headers[:] = new_h
+        taus[:] = new_t
+        fits[:] = new_f
+        best = 0
+        for i in range(1, Z):
+            if better(taus[i], fits[i], taus[best], fits[best]):
+                best = i
+        hist_tau[g] = taus[best]
+        hist_fit[g] = fits[best]

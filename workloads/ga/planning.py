@@ -1,0 +1,85 @@
+"""Continuous planning over periods with docking.
+
+At the end of period q the jobs that arrived in it are scheduled together and the
+schedule is appended after the previous ones: each unit's idle gene pins its first slot
+to ``max(end of the previous schedule on it, end of period q)`` (``Problem.ready``). The
+GA's island generators continue from period to period.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .baselines import BASELINES
+from .instance import Instance, period_problem
+from .islands import GASettings, generations_to_solution, run_islands
+from .model import Problem, timed
+from .objectives import log_gmean, makespan, tau, weighted_completion
+
+METHODS = ("ga", "backfill", "fcfs")
+
+
+@dataclass
+class PeriodSchedule:
+    problem: Problem
+    jobs: np.ndarray       # global job indices
+    body: np.ndarray
+    header: np.ndarray
+    start: np.ndarray
+    dur: np.ndarray
+    unit_of: np.ndarray    # unit of each process
+
+
+@dataclass
+class PlanResult:
+    log_gmean: list = field(default_factory=list)   # per period
+    makespan: list = field(default_factory=list)
+    weighted_completion: list = field(default_factory=list)
+    tau: list = field(default_factory=list)
+    waits: list = field(default_factory=list)       # per job, start - arrival
+    generations: int = 0
+    generations_to_solution: int = 0
+    counters: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
+    wall_seconds: float = 0.0
+    schedules: list = field(default_factory=list)   # PeriodSchedule, if kept
+
+
+def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
+         run=run_islands, keep: bool = False) -> PlanResult:
+    """Schedule every period of ``inst`` with ``method``; ``run`` runs the island GA
+    (``run_islands`` or a Dask variant taking the same arguments)."""
+    if method not in METHODS:
+        raise ValueError(f"method {method!r} must be one of {METHODS}")
+    out = PlanResult()
+    C = inst.speed.shape[0]
+    unit_end = np.full(C, np.nan)
+    t0 = time.perf_counter()
+    for q in range(inst.n_periods):
+        problem, jobs = period_problem(inst, q, unit_end)
+        if jobs.size == 0:
+            continue
+        if method == "ga":
+            res = run(problem, settings, rngs)
+            rngs = res.rngs
+            body, header = res.body, res.header
+            start, dur, unit_of = timed(problem, body, header)
+            out.generations += res.generations
+            out.generations_to_solution += generations_to_solution(res, settings.objective)
+            out.counters += res.counters
+        else:
+            body, header, start, dur = BASELINES[method](problem)
+            unit_of = np.repeat(np.arange(C), header)[np.argsort(body)]
+        P = problem.arrays()
+        out.log_gmean.append(log_gmean(body, header, P, dur))
+        out.makespan.append(makespan(start, dur, problem.period_end))
+        out.weighted_completion.append(weighted_completion(P, start, dur, problem.period_end))
+        out.tau.append(tau(body, header, P, start))
+        out.waits.extend(start - problem.arrival)
+        end = (start + dur)[problem.proc_job]
+        np.fmax.at(unit_end, unit_of, end)
+        if keep:
+            out.schedules.append(PeriodSchedule(problem, jobs, body, header, start, dur, unit_of))
+    out.wall_seconds = time.perf_counter() - t0
+    return out
