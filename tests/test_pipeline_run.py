@@ -140,3 +140,15 @@ def test_other_spec_and_locked_store_are_refused(write_spec, tmp_path):
     before = _data(store)
     pipeline.run(write_spec(text), store, workers=0, progress=False)
     xr.testing.assert_identical(before, _data(store))
+
+
+def test_worker_death_loses_nothing(write_spec, tmp_path):
+    marker = tmp_path / "died"
+    text = SPEC.replace('workload = "mm1"', 'workload = "tests.dying_workload"').replace("warmup = 200\n", "")
+    text = text.replace("[params]", f'[params]\nmarker = "{marker}"\ndie_at_seed_mod = 2')
+    dying = _data(pipeline.run(write_spec(text, "dying.toml"), tmp_path / "d.zarr", workers=2, batch_size=6,
+                               progress=False))
+    assert marker.exists(), "no worker died: the test did not test anything"
+    good = _data(pipeline.run(write_spec(SPEC.replace("warmup = 200\n", ""), "good.toml"), tmp_path / "g.zarr",
+                              workers=0, progress=False))
+    xr.testing.assert_identical(dying, good)
