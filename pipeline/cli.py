@@ -100,6 +100,27 @@ def _workloads(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plot(args: argparse.Namespace) -> int:
+    from .plot import plot_store
+
+    print(plot_store(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level, args.output))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    print(write_report(args.store, args.output, args.paired, args.level, args.figure_format))
+    return 0
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from .catalogue import entries, render
+
+    print(render(entries(args.dir, args.results)), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +165,30 @@ def build_parser() -> argparse.ArgumentParser:
     wl = sub.add_parser("workloads", help="list workloads with their parameters and metrics")
     wl.add_argument("name", nargs="?")
     wl.set_defaults(func=_workloads)
+
+    plot = sub.add_parser("plot", help="a metric's mean with CI against a dimension (PNG/SVG)")
+    plot.add_argument("store")
+    plot.add_argument("--metric", required=True)
+    plot.add_argument("--x", required=True, help="dimension on the x axis")
+    plot.add_argument("--hue", help="dimension drawn as one line per value")
+    plot.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
+    plot.add_argument("--paired", help="DIM=BASELINE: plot paired differences against the baseline")
+    plot.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    plot.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
+    plot.set_defaults(func=_plot)
+
+    report = sub.add_parser("report", help="a self-contained HTML report of a store")
+    report.add_argument("store")
+    report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
+    report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
+    report.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    report.add_argument("--figure-format", choices=("png", "svg"), default="png")
+    report.set_defaults(func=_report)
+
+    jobs = sub.add_parser("jobs", help="list the sweep specs with description, size and estimated run time")
+    jobs.add_argument("--dir", default="jobs", help="folder of specs (default jobs)")
+    jobs.add_argument("--results", default="results", help="folder of stores for the estimate (default results)")
+    jobs.set_defaults(func=_jobs)
     return parser
 
 

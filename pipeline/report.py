@@ -1,0 +1,286 @@
+"""``schedsweep report``: one self-contained HTML file that explains a store.
+
+Sections: figures (one per sweep dimension), a table per metric with its confidence
+intervals, the paired comparison against a baseline, completeness, provenance and the spec.
+Every number comes from :func:`pipeline.tables.compute` and :func:`pipeline.tables.long_frame`,
+the code behind ``schedsweep table``; the shown ``mean ± half-width`` is formatted by the
+same function, and each number cell carries its full-precision value in ``data-value``.
+Figures are embedded (base64 PNG or inline SVG); the page loads nothing and runs no script.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.figure import Figure
+
+from . import plot, stats, tables
+from .stats import QueryError
+
+FIGURE_FORMATS = ("png", "svg")
+#: a second sweep dimension with at most this many values becomes the hue of a figure.
+HUE_MAX = 6
+PANEL_SIZE = (4.2, 3.1)  # inches, one metric
+
+CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.key { text-align: left; }
+td.sig { font-weight: bold; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+figure { margin: 1em 0 2em; } figure img, figure svg { max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: 0.9em; }
+.muted { color: #666; } dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dt { font-weight: bold; } dd { margin: 0; }
+"""
+
+
+def default_output(store: str | Path) -> Path:
+    """``results/foo.zarr`` → ``results/foo.html`` (beside the store)."""
+    store = Path(store)
+    return store.with_name(f"{store.stem}.html")
+
+
+def default_baseline(ds: xr.Dataset) -> str | None:
+    """``DIM=VALUE``: the first value of the first sweep dimension, or None for a single cell."""
+    dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
+    if not dims:
+        return None
+    return f"{dims[0]}={plot._plain(ds[dims[0]].values[0])}"
+
+
+def write_report(store: str | Path, output: str | Path | None = None, paired: str | None = None,
+                 level: float = 0.95, figure_format: str = "png") -> Path:
+    """Build the report of the store at ``store`` and write it; returns the HTML file's path."""
+    from .store import open_store
+
+    ds = open_store(store)
+    text = build(ds, str(store), paired, level, figure_format)
+    path = Path(output) if output else default_output(store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, level: float = 0.95,
+          figure_format: str = "png") -> str:
+    """The report of ``ds`` as an HTML string."""
+    if figure_format not in FIGURE_FORMATS:
+        raise QueryError(f"--figure-format {figure_format!r}: one of {', '.join(FIGURE_FORMATS)}")
+    paired = paired or default_baseline(ds)
+    a = ds.attrs
+    title = f"schedsweep report: {a.get('name', store_label)}"
+    body = [f"<h1>{_e(title)}</h1>",
+            f"<p>{_e(a.get('description', ''))}</p>",
+            f"<p class='muted'>store {_e(store_label)} · workload {_e(a.get('workload'))} · "
+            f"{_e(a.get('replications'))} replications per cell · report made "
+            f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
+            _contents(),
+            "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format),
+            "<h2 id='metrics'>Metrics</h2>", metric_tables_html(ds, level),
+            "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level),
+            "<h2 id='completeness'>Completeness</h2>", completeness_html(ds, store_label),
+            "<h2 id='provenance'>Provenance</h2>", provenance_html(ds),
+            "<h2 id='spec'>Spec</h2>", f"<pre>{_e(a.get('spec_text', ''))}</pre>"]
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _contents() -> str:
+    items = [("figures", "Figures"), ("metrics", "Metrics"), ("paired", "Paired comparison"),
+             ("completeness", "Completeness"), ("provenance", "Provenance"), ("spec", "Spec")]
+    return "<p>" + " · ".join(f"<a href='#{k}'>{v}</a>" for k, v in items) + "</p>"
+
+
+# -- figures ------------------------------------------------------------------------------
+
+def choose_hue(ds: xr.Dataset, x: str) -> str | None:
+    """The other sweep dimension with the fewest values (at most HUE_MAX), if any."""
+    others = [d for d in ds.attrs.get("dims", []) if d != x and d in ds.dims and 1 < ds.sizes[d] <= HUE_MAX]
+    return min(others, key=lambda d: ds.sizes[d]) if others else None
+
+
+def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figure, str]:
+    """Every metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
+    metrics = stats.metric_names(ds)
+    hue = choose_hue(ds, x)
+    ncols = min(3, len(metrics))
+    nrows = -(-len(metrics) // ncols)
+    fig = Figure(figsize=(PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows + 0.3), layout="constrained")
+    notes = set()
+    for k, metric in enumerate(metrics):
+        ax = fig.add_subplot(nrows, ncols, k + 1)
+        da, fixed = plot.plot_data(ds, metric, x, hue, (), None, level)
+        plot.draw(ax, da, x, hue)
+        ax.set_xlabel(plot.x_label(ds, x), fontsize="small")
+        ax.set_ylabel(plot.y_label(da, metric), fontsize="small")
+        ax.set_title(metric, fontsize="medium")
+        ax.tick_params(labelsize="small")
+        notes.add(plot.caption(da, fixed))
+    text = f"Every metric against {x}" + (f", one line per {hue}" if hue else "") + ": " + "; ".join(sorted(notes))
+    return fig, text
+
+
+def _embed(fig: Figure, fmt: str, alt: str) -> str:
+    data = plot.to_bytes(fig, fmt)
+    if fmt == "svg":
+        svg = data.decode("utf-8")
+        return svg[svg.index("<svg"):]
+    return f"<img alt='{_e(alt)}' src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'>"
+
+
+def figures_html(ds: xr.Dataset, level: float, fmt: str) -> str:
+    dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
+    if not dims:
+        return "<p>A single cell: no sweep dimension to plot against; see the tables.</p>"
+    out = []
+    for x in dims:
+        fig, text = dimension_figure(ds, x, level)
+        out.append(f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
+                   f"<figcaption>{_e(text)}</figcaption></figure>")
+    return "\n".join(out)
+
+
+# -- tables -------------------------------------------------------------------------------
+
+VALUE_COLUMNS = ("mean", "half_width", "ci_low", "ci_high", "sd", "n", "relative_change")
+#: every statistic column of :func:`tables.long_frame` (paired tables add relative_change).
+STAT_NAMES = tuple(getattr(stats, "PAIRED_STATS", stats.STATS))
+
+
+def stats_table(long: pd.DataFrame, mark_significant: bool = False) -> str:
+    """One metric's rows of :func:`tables.long_frame` as an HTML table.
+
+    The ``mean ± CI`` column is the text ``schedsweep table`` prints for the same cell;
+    every number cell keeps its exact value in ``data-value`` (``repr`` of the float).
+    """
+    keys = [c for c in long.columns if c not in STAT_NAMES and c != "metric"]
+    values = [c for c in VALUE_COLUMNS if c in long.columns]
+    head = "".join(f"<th>{_e(k)}</th>" for k in keys) + "<th>mean ± CI</th>" + "".join(
+        f"<th>{_e(c)}</th>" for c in values)
+    rows = []
+    for rec in long.to_dict("records"):
+        cells = [f"<td class='key' data-key='{_e(k)}'>{_e(plot._plain(rec[k]))}</td>" for k in keys]
+        excludes_zero = np.isfinite(rec["ci_low"]) and (rec["ci_low"] > 0 or rec["ci_high"] < 0)
+        sig = " sig" if mark_significant and excludes_zero else ""
+        text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan))
+        cells.append(f"<td class='pm{sig}'>{_e(text)}</td>")
+        for c in values:
+            v = float(rec[c])
+            shown = "—" if not np.isfinite(v) else (
+                f"{int(v)}" if c == "n" else f"{v:+.1%}" if c == "relative_change" else f"{v:.6g}")
+            cells.append(f"<td data-stat='{c}' data-value='{v!r}'>{shown}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _metric_heading(ds: xr.Dataset, metric: str) -> str:
+    attrs = ds[metric].attrs
+    units = attrs.get("units", "")
+    timing = " (timing: wall-clock, not reproducible)" if metric in ds.attrs.get("timing_metrics", []) else ""
+    return (f"<h3 id='metric-{_e(metric)}'>{_e(metric)}{' [' + _e(units) + ']' if units else ''}</h3>"
+            f"<p class='muted'>{_e(attrs.get('description', ''))}{_e(timing)}</p>")
+
+
+def metric_tables_html(ds: xr.Dataset, level: float) -> str:
+    result = tables.compute(ds, None, (), None, None, level)
+    long = tables.long_frame(result)
+    out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
+           "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
+    for metric in result.data_vars:
+        rows = long[long["metric"] == metric]
+        out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows)))
+    return "\n".join(out)
+
+
+def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
+    """Leave out key columns that do not apply to this metric (another metric's extra dims)."""
+    keep = [c for c in rows.columns if c in STAT_NAMES or c == "metric" or rows[c].notna().any()]
+    return rows[keep]
+
+
+def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
+    if not paired:
+        return "<p>A single cell: nothing to compare.</p>"
+    result = tables.compute(ds, None, (), paired, None, level)
+    long = tables.long_frame(result)
+    out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
+           f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
+           "bold where the CI excludes zero. As <code>schedsweep table --paired "
+           f"{_e(paired)}</code>.</p>"]
+    for metric in result.data_vars:
+        rows = long[long["metric"] == metric]
+        out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows), mark_significant=True))
+    return "\n".join(out)
+
+
+# -- completeness and provenance -----------------------------------------------------------
+
+def completeness_html(ds: xr.Dataset, store_label: str) -> str:
+    counts = tables.completeness(ds)
+    total = sum(counts.values())
+    out = ["<table><tr><th>status</th><th>replications</th><th>share</th></tr>"]
+    for label, n in counts.items():
+        out.append(f"<tr><td class='key'>{_e(label)}</td><td>{n}</td><td>{n / max(total, 1):.1%}</td></tr>")
+    out.append("</table>")
+    reasons = ds.attrs.get("reasons", {})
+    codes = ds["reason"].values
+    rows = [(label, desc, int((codes == int(code)).sum())) for code, (label, desc) in reasons.items() if int(code)]
+    rows = [r for r in rows if r[2]]
+    if rows:
+        out.append("<p>Replications without a result, by the workload's reason:</p><table>"
+                   "<tr><th>reason</th><th>meaning</th><th>replications</th></tr>")
+        out += [f"<tr><td class='key'>{_e(l)}</td><td class='key'>{_e(d)}</td><td>{n}</td></tr>" for l, d, n in rows]
+        out.append("</table>")
+    out.append(_incomplete_cells(ds))
+    failures = ds.attrs.get("failures", [])
+    if failures:
+        out.append(f"<p>{len(failures)} replications failed; seeds and tracebacks: "
+                   f"<code>schedsweep show {_e(store_label)} --failures</code></p>")
+    return "\n".join(out)
+
+
+def _incomplete_cells(ds: xr.Dataset) -> str:
+    from .store import NOT_RUN, FAILED
+
+    dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
+    status = ds["status"].load()
+    missing = ((status == NOT_RUN) | (status == FAILED)).sum("replication")
+    if not dims or int(missing.max()) == 0:
+        return "<p>Every cell has all its replications.</p>" if int(missing.max()) == 0 else ""
+    frame = missing.to_dataframe(name="missing").reset_index()
+    frame = frame[frame["missing"] > 0]
+    head = "".join(f"<th>{_e(d)}</th>" for d in dims) + "<th>not run or failed</th>"
+    rows = "".join("<tr>" + "".join(f"<td class='key'>{_e(plot._plain(r[d]))}</td>" for d in dims)
+                   + f"<td>{int(r['missing'])}</td></tr>" for r in frame.to_dict("records"))
+    return f"<p>Cells with missing replications:</p><table><tr>{head}</tr>{rows}</table>"
+
+
+def provenance_html(ds: xr.Dataset) -> str:
+    a = ds.attrs
+    wall = float(ds["cell_seconds"].sum()) if "cell_seconds" in ds else float("nan")
+    items = [("workload", a.get("workload")), ("seed", a.get("seed")), ("replications", a.get("replications")),
+             ("dimensions", ", ".join(f"{d} ({ds.sizes[d]})" for d in a.get("dims", []) if d in ds.dims) or "—"),
+             ("independent streams", ", ".join(a.get("independent", [])) or "— (common random numbers)"),
+             ("fixed parameters", json.dumps(a.get("params", {}))),
+             ("spec file", a.get("spec_path")), ("created", a.get("created")), ("host", a.get("host")),
+             ("last run", f"{a.get('last_run_started', '—')} → {a.get('last_run_ended', '—')}"),
+             ("task wall time", f"{wall:.3g} s summed over cells"),
+             ("schedsweep", a.get("schedsweep_version")), ("git commit", a.get("git_commit") or "—"),
+             ("versions", ", ".join(f"{k} {v}" for k, v in a.get("versions", {}).items()))]
+    return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items) + "</dl>"
