@@ -173,12 +173,14 @@ def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator)
                          params["fail_rate"], params["down_mean"], params["weibull_shape"], scales)
 
 
-def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=None) -> dict:
+def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=None,
+             timeline: Timeline | None = None, keep_inputs: bool = False) -> dict:
     """One replication: a dict of the metrics (scalars / per-class arrays) plus ``reason``.
 
     ``trace > 0`` returns the first ``trace`` events as ``trace`` (time, kind, machine,
     task number); ``script = (times, classes, works, restart_works)`` replaces the random
-    arrivals and work (tests).
+    arrivals and work, ``timeline`` the drawn availability changes (tests);
+    ``keep_inputs`` adds the kernel's inputs as ``inputs`` (naive-simulator tests).
     """
     t_start = time.perf_counter()
     p = params
@@ -187,10 +189,11 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
     children = np.random.SeedSequence(int(seed)).spawn(_STREAMS)
     gen = lambda c: np.random.Generator(np.random.PCG64(c))  # noqa: E731
     arr_rng = gen(children[0])
-    work_rng, rework_rng = (gen(c) for c in children[1].spawn(2))
+    work_children = children[1].spawn(2)    # spawned once: spawn() advances the parent
+    work_rng, rework_rng = (gen(c) for c in work_children)
     mach_rng, cpu_rng, est_rng, alg_rng = (gen(c) for c in children[2:])
 
-    tl = _timeline(p, sysm, mach_rng)
+    tl = _timeline(p, sysm, mach_rng) if timeline is None else timeline
     cpu = cpu_model(p, sysm)
     chain_keys = cpu_rng.integers(0, 2**64 - 1, size=m, dtype=np.uint64, endpoint=True)
     lp_policy = p["policy"] in LP_POLICIES
@@ -204,8 +207,14 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         chg_key = np.zeros(tl.time.size, np.int64)
         table = all_eligible(n, m)
 
+    if keep_inputs:   # fresh generators in the same state, for an independent re-run
+        inputs = dict(system=sysm, alpha=alpha, cpu=cpu, timeline=tl, view0=view0, chg_view=chg_view,
+                      chg_key=chg_key, table=table, arr_rng=gen(children[0]),
+                      work_rngs=[gen(c) for c in work_children])
     out = _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table, chain_keys,
                       arr_rng, work_rng, rework_rng, trace, script)
+    if keep_inputs:
+        out["inputs"] = inputs
     out["wall_s"] = time.perf_counter() - t_start
     return out
 
