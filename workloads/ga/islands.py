@@ -87,6 +87,8 @@ class IslandResult:
     generations: int
     counters: np.ndarray      # summed over islands
     rngs: list                # the islands' generators, advanced
+    final_taus: np.ndarray    # (tau, fitness) of every individual of every final island
+    final_fits: np.ndarray
 
 
 def _context(problem: Problem) -> tuple:
@@ -206,6 +208,7 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
         body=s.bodies[i].copy(), header=s.headers[i].copy(), tau=float(s.taus[i]), fitness=float(s.fits[i]),
         hist_tau=np.array(hist_tau), hist_fit=np.array(hist_fit), generations=gen,
         counters=np.sum([x.counters for x in final], axis=0), rngs=[x.rng for x in final],
+        final_taus=np.concatenate([x.taus for x in final]), final_fits=np.concatenate([x.fits for x in final]),
     )
 
 
