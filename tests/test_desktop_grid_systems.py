@@ -1,0 +1,79 @@
+"""desktop_grid systems: the generator's scaling, structure and heterogeneity; timeline."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workloads import desktop_grid as dg
+from workloads.desktop_grid.lp import max_throughput
+from workloads.desktop_grid.systems import build_system, partial_availability
+from workloads.desktop_grid.timeline import draw_timeline, estimated_views, lp_keys
+
+
+@pytest.mark.parametrize("name", ["A", "B", "C", "D", "E"])
+def test_heavier_vector_uses_95_percent(name):
+    s = build_system(name, 1)
+    assert max_throughput(s.mu_nom, s.alphas["alpha2"]) == pytest.approx(1 / 0.95, rel=1e-9)
+    assert s.n_classes == 4 and s.n_machines == (30 if name == "A" else 28)
+    for g in np.unique(s.group):          # machines of a group are identical
+        cols = s.mu_nom[:, s.group == g]
+        assert (cols == cols[:, :1]).all()
+
+
+def test_system_a_structure():
+    s = build_system("A", 4)
+    mu = s.mu_nom
+    assert np.allclose(mu[0], mu[0, 0])                           # class 1 equally slow everywhere
+    vy = mu[1:, 6:]
+    per_class = np.array([vy[i][::6].mean() for i in range(3)])   # one machine per group V..Y
+    assert np.allclose(mu[1:, 0], 0.1 * per_class)                # T
+    assert np.allclose(mu[1:, 3], 3.0 * per_class)                # U
+    assert mu[0, 0] == pytest.approx(0.2 * vy[:, ::6].mean())
+
+
+def test_heterogeneity_kinds():
+    """Machine heterogeneity = variation along a row, task = along a column (group rates)."""
+    def cov(x, axis):
+        return (x.std(axis=axis) / x.mean(axis=axis)).mean()
+    rates = {k: build_system(k, 1).meta["group_rates"] for k in "BCDE"}   # HiHi LoHi HiLo LoLo
+    assert cov(rates["C"], 1) > 3 * cov(rates["E"], 1)       # machine Hi vs Lo
+    assert cov(rates["D"], 0) > 3 * cov(rates["E"], 0)       # task Hi vs Lo
+
+
+def test_testbeds_and_g():
+    tb = build_system("testbed_hihi", 2)
+    b = build_system("B", 2)
+    assert tb.n_machines == 21 and np.allclose(tb.meta and tb.mu_nom[:, ::3], b.meta["group_rates"])
+    g1, g2 = build_system("G1", 1), build_system("G2", 1)
+    assert g1.n_machines == g2.n_machines == 300
+    assert np.allclose(g1.mu_nom * np.array([8750, 17500, 35000, 50000])[:, None],
+                       np.array([1, 1.125, 1.4375])[g1.group % 3])
+    assert set(np.round(g2.mu_nom[0] * 8750, 6)) == {1.0, 1.125, 1.4375}
+    a = partial_availability(30)
+    assert a[[3, 10, 14, 18, 25, 29]].tolist() == [0.5] * 6 and (a == 0.75).sum() == 5
+
+
+def test_timeline_and_keys():
+    rng = np.random.default_rng(0)
+    tl = draw_timeline(rng, 5, 500.0, "exponential", 0.05, 4.0)
+    assert (np.diff(tl.time) >= 0).all() and (tl.time <= 500).all()
+    for j in range(5):           # each machine alternates down, up, down, ... from up at 0
+        ups = tl.up[tl.machine == j]
+        assert (ups == (np.arange(ups.size) % 2 == 1)).all()
+    view0, chg_view = estimated_views(np.random.default_rng(1), np.full(5, 0.8), tl, 0.3)
+    assert ((view0 >= 0.8 * 0.7 - 1e-12) & (view0 <= 0.8 * 1.3)).all()
+    key, states = lp_keys(tl, view0, chg_view)
+    avail, view = np.ones(5, bool), view0.copy()     # replay: state after each change
+    for c in range(tl.time.size):
+        j = tl.machine[c]
+        avail[j] = tl.up[c]
+        if tl.up[c]:
+            view[j] = chg_view[c]
+        assert (states[key[c]] == np.where(avail, view, -1.0)).all()
+    assert (states[0] == view0).all()
+
+
+def test_check_params_messages():
+    p = dg.default_params(system="custom", warmup=30000.0)
+    msgs = " ".join(dg.check_params(p))
+    assert "warmup" in msgs and "alpha" in msgs and "rates_file" in msgs
