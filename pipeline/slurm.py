@@ -1,0 +1,282 @@
+"""Dask workers as Slurm jobs: a ``dask_jobqueue.SLURMCluster`` built from CLI options and a
+profile file (``slurm/*.yaml``), scaled adaptively between bounds.
+
+Each worker job runs ``cores_per_job`` single-threaded worker processes (as the LocalCluster
+runs one per core). Worker jobs that Slurm ends (walltime, ``scancel``, node failure) are
+forgotten and replaced by the adaptive scaling; workers retire gracefully shortly before
+their walltime, so a long sweep rolls over to fresh jobs instead of losing running batches.
+The execution loop resubmits any batch whose worker died anyway.
+"""
+from __future__ import annotations
+
+import getpass
+import logging
+import math
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from dask.utils import parse_bytes
+from dask_jobqueue import SLURMCluster
+
+logger = logging.getLogger(__name__)
+
+PROFILE_DIR = Path(__file__).resolve().parents[1] / "slurm"
+# Slurm job states in which a worker job may still deliver workers (squeue's %T names).
+ALIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_FED",
+                          "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT"})
+JOB_POLL_SECONDS = 3.0  # how often squeue is asked which worker jobs are still alive
+# Workers keep running this long without tasks before the adaptive scaling releases
+# their jobs: a queued job costs minutes on a busy site, an idle one only its cores.
+IDLE_BEFORE_RELEASE_SECONDS = 30
+# Threads of numeric libraries: one per worker process, as on the LocalCluster (sites
+# often start jobs with a clean environment, so set them in the job script itself).
+SINGLE_THREAD_EXPORTS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class SlurmOptionError(ValueError):
+    """An invalid Slurm option or profile entry; the message names it, its value and what is allowed."""
+
+
+@dataclass
+class SlurmOptions:
+    """Everything that shapes the worker jobs. Units: memory per job, walltime per job."""
+
+    jobs: int = 4                    # maximum number of worker jobs
+    min_jobs: int = 1                # jobs kept even when idle (clamped to ``jobs``)
+    cores_per_job: int = 1           # cores per job = single-threaded worker processes per job
+    memory: str | None = None        # per job, e.g. "4GB"; default 2 GB per core
+    walltime: str = "01:00:00"       # per job, Slurm syntax ([D-]HH:MM:SS, MM:SS, minutes)
+    partition: str | None = None
+    account: str | None = None
+    interface: str | None = None     # network interface of scheduler and workers, e.g. ib0, lo
+    local_directory: str | None = None   # worker scratch on node-local disk, e.g. $TMPDIR or /tmp
+    log_directory: str | None = None     # where worker jobs' stdout/stderr go (default: Slurm's, cwd)
+    job_extra_directives: list[str] = field(default_factory=list)  # more #SBATCH lines, e.g. --qos=normal
+    job_script_prologue: list[str] = field(default_factory=list)   # shell lines before the worker starts
+    python: str | None = None        # Python on the compute nodes (default: this interpreter)
+    death_timeout: float = 60.0      # seconds a worker waits for an unreachable scheduler
+    dashboard_address: str | None = None  # scheduler dashboard, e.g. 127.0.0.1:0 (default :8787)
+    retire_before_walltime: bool = True   # workers leave gracefully before their walltime
+
+    def job_memory(self) -> str:
+        return self.memory or f"{2 * self.cores_per_job}GB"
+
+
+_CLI_NAMES = ("jobs", "cores_per_job", "memory", "walltime", "partition", "account")
+
+
+def load_profile(profile: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a profile: a YAML mapping of :class:`SlurmOptions` fields.
+
+    ``profile`` is a path, or a bare name found as ``slurm/<name>.yaml`` of this checkout.
+    """
+    import yaml
+
+    path = Path(profile).expanduser()
+    if not path.exists() and path.suffix == "" and len(path.parts) == 1:
+        path = PROFILE_DIR / f"{profile}.yaml"
+    if not path.exists():
+        raise SlurmOptionError(f"--profile {profile}: no such file (profiles live in {PROFILE_DIR})")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise SlurmOptionError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise SlurmOptionError(f"{path}: a profile is a mapping of option: value, not {type(data).__name__}")
+    known = {f.name for f in fields(SlurmOptions)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SlurmOptionError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                               f"allowed: {', '.join(sorted(known))}")
+    return data
+
+
+def resolve_options(*, jobs: int | None = None, cores_per_job: int | None = None, memory: str | None = None,
+                    walltime: str | None = None, partition: str | None = None, account: str | None = None,
+                    profile: str | None = None) -> SlurmOptions:
+    """Merge defaults < profile < explicit options (``None`` = not given) and validate."""
+    merged = asdict(SlurmOptions())
+    source = dict.fromkeys(merged, "default")
+    if profile:
+        for key, value in load_profile(profile).items():
+            merged[key], source[key] = value, f"profile {profile}"
+    given = {"jobs": jobs, "cores_per_job": cores_per_job, "memory": memory, "walltime": walltime,
+             "partition": partition, "account": account}
+    for key, value in given.items():
+        if value is not None:
+            merged[key], source[key] = value, "--" + key.replace("_", "-")
+    _validate(merged, source)
+    merged["min_jobs"] = min(merged["min_jobs"], merged["jobs"])
+    return SlurmOptions(**merged)
+
+
+def _validate(o: dict[str, Any], source: dict[str, str]) -> None:
+    def bad(key: str, allowed: str) -> SlurmOptionError:
+        return SlurmOptionError(f"{key} = {o[key]!r} (from {source[key]}): {allowed}")
+
+    for key, low in (("jobs", 1), ("min_jobs", 0), ("cores_per_job", 1)):
+        if isinstance(o[key], bool) or not isinstance(o[key], int) or o[key] < low:
+            raise bad(key, f"must be an integer >= {low}")
+    if o["memory"] is not None:
+        try:
+            if parse_bytes(str(o["memory"])) <= 0:
+                raise ValueError
+        except (ValueError, TypeError):
+            raise bad("memory", "must be a positive size such as 4GB or 500MB") from None
+    try:
+        walltime_seconds(str(o["walltime"]))
+    except ValueError:
+        raise bad("walltime", "must be Slurm time syntax: HH:MM:SS, D-HH:MM:SS, MM:SS or minutes") from None
+    for key in ("partition", "account", "interface", "local_directory", "log_directory", "python",
+                "dashboard_address"):
+        if o[key] is not None and (not isinstance(o[key], str) or not o[key]):
+            raise bad(key, "must be a non-empty string")
+    for key in ("job_extra_directives", "job_script_prologue"):
+        if not isinstance(o[key], list) or not all(isinstance(x, str) for x in o[key]):
+            raise bad(key, "must be a list of strings")
+    if isinstance(o["death_timeout"], bool) or not isinstance(o["death_timeout"], (int, float)) \
+            or not o["death_timeout"] > 0:
+        raise bad("death_timeout", "must be a positive number of seconds")
+    if not isinstance(o["retire_before_walltime"], bool):
+        raise bad("retire_before_walltime", "must be true or false")
+
+
+_WALLTIME = re.compile(r"^(?:(?P<d>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
+
+
+def walltime_seconds(text: str) -> int:
+    """Seconds in a Slurm time limit: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``."""
+    m = _WALLTIME.match(text.strip())
+    if not m:
+        raise ValueError(f"not a Slurm time: {text!r}")
+    d, a, b, c = (int(x) if x is not None else None for x in m.group("d", "a", "b", "c"))
+    if d is None:
+        if b is None:
+            seconds = a * 60                      # minutes
+        elif c is None:
+            seconds = a * 60 + b                  # minutes:seconds
+        else:
+            seconds = (a * 60 + b) * 60 + c       # hours:minutes:seconds
+    else:
+        seconds = d * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+    if seconds <= 0:
+        raise ValueError(f"time limit must be positive: {text!r}")
+    return seconds
+
+
+def lifetime_args(walltime: str) -> list[str]:
+    """``dask worker`` arguments that retire a worker before its job's walltime.
+
+    Margin: a tenth of the walltime, at most 5 minutes; the lifetime is staggered by half the
+    margin so the jobs of one sweep do not all leave at once, and never exceeds
+    walltime - margin/2. Running batches move to other workers; the data is kept.
+    """
+    total = walltime_seconds(walltime)
+    margin = min(300, total // 10)
+    if margin < 2:
+        return []
+    return ["--lifetime", f"{total - margin}s", "--lifetime-stagger", f"{margin // 2}s"]
+
+
+class SweepSLURMCluster(SLURMCluster):
+    """A SLURMCluster that forgets worker jobs Slurm has ended, so adaptive scaling replaces them.
+
+    distributed alone notices a lost worker only after ``lost-worker-timeout`` (15 s), only
+    for one-process jobs (a multi-process job's workers are named ``<job>-<i>`` and never
+    matched), and never for a job that ended before its worker connected (killed while
+    pending, node failure at start): adaptive scaling then counts the dead job as planned
+    and does not replace it, and a sweep whose jobs all died waits forever. Asking squeue
+    every few seconds covers all three.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._seen_workers: set[str] = set()
+        self._ended_jobs: list[str] = []
+        self.loop.add_callback(self._install_job_watch)
+
+    def _install_job_watch(self) -> None:
+        from tornado.ioloop import PeriodicCallback
+
+        pc = PeriodicCallback(self._forget_ended_jobs, JOB_POLL_SECONDS * 1000)
+        self.periodic_callbacks["schedsweep-job-watch"] = pc
+        pc.start()
+
+    async def _forget_ended_jobs(self) -> None:
+        if self.status.name not in ("running", "created"):
+            return
+        for ws in list(getattr(self.scheduler, "workers", {}).values()):
+            self._seen_workers.add(str(ws.name))
+        jobs = {name: job.job_id for name, job in list(self.workers.items()) if getattr(job, "job_id", None)}
+        if not jobs:
+            return
+        try:
+            out = await self.job_cls._call(["squeue", "-h", "-o", "%i %T", "-u", getpass.getuser()])
+        except Exception as exc:  # noqa: BLE001 - controller busy or unreachable: decide nothing now
+            logger.debug("squeue failed: %s", exc)
+            return
+        alive = {line.split()[0] for line in out.splitlines()
+                 if len(line.split()) == 2 and line.split()[1] in ALIVE_STATES}
+        ended = [name for name, job_id in jobs.items() if job_id not in alive]
+        for name in ended:
+            job_id = jobs[name]
+            self._ended_jobs.append(job_id)
+            if not any(w == str(name) or w.startswith(f"{name}-") for w in self._seen_workers):
+                print(f"schedsweep: Slurm worker job {job_id} ended before any of its workers connected; "
+                      f"see its log ({self._log_hint(job_id)}) and the Slurm options", file=sys.stderr)
+            self.worker_spec.pop(name, None)
+        if ended:
+            await self._correct_state()
+
+    def _log_hint(self, job_id: str) -> str:
+        log_dir = getattr(self, "_schedsweep_log_directory", None)
+        return f"{log_dir}/dask-worker-{job_id}.err" if log_dir else f"slurm-{job_id}.out"
+
+    @property
+    def ended_jobs(self) -> list[str]:
+        """Slurm ids of worker jobs that ended while this cluster ran (and were replaced)."""
+        return list(self._ended_jobs)
+
+
+def cluster_kwargs(options: SlurmOptions) -> dict[str, Any]:
+    """Keyword arguments of ``SLURMCluster`` for these options (no cluster is started)."""
+    worker_args = lifetime_args(options.walltime) if options.retire_before_walltime else []
+    prologue = [f"export {name}=1" for name in SINGLE_THREAD_EXPORTS] + list(options.job_script_prologue)
+    kwargs: dict[str, Any] = dict(
+        cores=options.cores_per_job, processes=options.cores_per_job, memory=options.job_memory(),
+        walltime=options.walltime, queue=options.partition, account=options.account,
+        interface=options.interface, local_directory=options.local_directory,
+        log_directory=os.path.expanduser(options.log_directory) if options.log_directory else None,
+        job_extra_directives=list(options.job_extra_directives), job_script_prologue=prologue,
+        python=options.python or sys.executable, death_timeout=options.death_timeout,
+        worker_extra_args=worker_args, job_name="schedsweep-worker",
+    )
+    if options.dashboard_address is not None:
+        kwargs["scheduler_options"] = {"dashboard_address": options.dashboard_address}
+    return kwargs
+
+
+def make_cluster(*, jobs: int | None = None, cores_per_job: int | None = None, memory: str | None = None,
+                 walltime: str | None = None, partition: str | None = None, account: str | None = None,
+                 profile: str | None = None) -> SLURMCluster:
+    """Start a scheduler here and worker jobs on Slurm, scaled adaptively between
+    ``min_jobs`` and ``jobs`` (profile values are defaults; explicit arguments win).
+
+    The caller connects ``distributed.Client(cluster)`` and closes both at the end
+    (closing the cluster cancels its jobs).
+    """
+    options = resolve_options(jobs=jobs, cores_per_job=cores_per_job, memory=memory, walltime=walltime,
+                              partition=partition, account=account, profile=profile)
+    kwargs = cluster_kwargs(options)
+    if kwargs["log_directory"]:
+        os.makedirs(kwargs["log_directory"], exist_ok=True)
+    cluster = SweepSLURMCluster(**kwargs)
+    cluster._schedsweep_log_directory = kwargs["log_directory"]
+    cluster.schedsweep_options = options
+    wait_count = max(1, math.ceil(IDLE_BEFORE_RELEASE_SECONDS))  # adapt runs once a second
+    cluster.adapt(minimum_jobs=options.min_jobs, maximum_jobs=options.jobs, interval="1s", wait_count=wait_count)
+    return cluster
