@@ -112,13 +112,15 @@ def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, inde
     N = body.shape[0]
     if pm <= 0.0 or N == 0:
         return 0
-    unit_at = unit_at_positions(header)
+    unit_at = np.empty(0, np.int64)
     done = 0
     a = -1
     while True:
         a += rng.geometric(pm)
         if a >= N:
             break
+        if unit_at.shape[0] == 0:  # built on the first hit: most children get none
+            unit_at = unit_at_positions(header)
         if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
             done += 1
     return done
@@ -160,7 +162,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
     seg_b = segment_starts(header_b)
     unit_of = np.full(N, -1, np.int64)
     src = np.zeros(N, np.int64)
-    seq = np.zeros(N, np.int64)
+    walk = np.empty(N, np.int64)   # kept processes in walk order, then appended ones
     s = 0
     for m in range(C):
         from_b = c1 <= m < c2
@@ -171,7 +173,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
             if unit_of[u] < 0:
                 unit_of[u] = m
                 src[u] = 1 if from_b else 0
-                seq[u] = s
+                walk[s] = u
                 s += 1
     for j in range(J):
         if width[j] == 1:
@@ -184,6 +186,12 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
         if not whole:
             for u in range(f, f + width[j]):
                 unit_of[u] = -1
+    kept = 0
+    for i in range(s):
+        if unit_of[walk[i]] >= 0:
+            walk[kept] = walk[i]
+            kept += 1
+    s = kept
     load = ready.copy()
     for u in range(N):
         if unit_of[u] >= 0:
@@ -200,7 +208,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
                 if mask[j, m] and (best < 0 or load[m] < load[best]):
                     best = m
             unit_of[f] = best
-            seq[f] = s
+            walk[s] = f
             s += 1
             load[best] += length[j] / speed[best]
             continue
@@ -221,16 +229,19 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
             t = max(t, load[m])
         for i in range(w):
             unit_of[f + i] = chosen[i]
-            seq[f + i] = s
+            walk[s] = f + i
+            s += 1
             load[chosen[i]] = t + length[j] / mink
-        s += 1
-    key = np.empty(N, np.int64)
-    for u in range(N):
-        key[u] = unit_of[u] * 4294967296 + seq[u]
-    body = np.argsort(key, kind="mergesort").astype(np.int64)
+    # a unit's processes keep their walk order, appended ones come last
     header = np.zeros(C, np.int64)
     for u in range(N):
         header[unit_of[u]] += 1
+    fill = segment_starts(header)
+    body = np.empty(N, np.int64)
+    for i in range(N):
+        u = walk[i]
+        body[fill[unit_of[u]]] = u
+        fill[unit_of[u]] += 1
     return body, header
 
 
@@ -271,56 +282,64 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objecti
     N = bodies.shape[1]
     J = P[4].shape[0]
     scratch = (np.zeros(J), np.zeros(J), np.zeros(N, np.int64))
+    # two generations' buffers used in turn; the result is copied back once at the end
+    cur_b, cur_h, cur_t, cur_f = bodies, headers, taus, fits
     new_b = np.empty_like(bodies)
     new_h = np.empty_like(headers)
     new_t = np.empty_like(taus)
     new_f = np.empty_like(fits)
     for g in range(n_gens):
-        order = ranking(taus, fits)
+        order = ranking(cur_t, cur_f)
         for e in range(n_elite):
-            new_b[e] = bodies[order[e]]
-            new_h[e] = headers[order[e]]
-            new_t[e] = taus[order[e]]
-            new_f[e] = fits[order[e]]
+            new_b[e] = cur_b[order[e]]
+            new_h[e] = cur_h[order[e]]
+            new_t[e] = cur_t[order[e]]
+            new_f[e] = cur_f[order[e]]
         k = n_elite
         while k < Z:
-            a = _tournament(taus, fits, rng)
-            b = _tournament(taus, fits, rng)
+            a = _tournament(cur_t, cur_f, rng)
+            b = _tournament(cur_t, cur_f, rng)
             do_cx = rng.random() < pc
             for child in range(2):
                 if k >= Z:
                     break
                 p1, p2 = (a, b) if child == 0 else (b, a)
-                changed = False
+                t, f = cur_t[p1], cur_f[p1]
                 if do_cx:
-                    cb, ch = crossover(bodies[p1], headers[p1], bodies[p2], headers[p2], P, rng)
+                    cb, ch = crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng)
                     counters[1] += 1
-                    if _consistent(cb, ch, P, scratch):
-                        changed = True
+                    ok, t2, f2 = evaluate(cb, ch, P, objective, use_tau, period_end, scratch)
+                    if ok:
+                        counters[0] += 1
+                        t, f = t2, f2
                     else:
                         counters[2] += 1
-                        cb, ch = bodies[p1].copy(), headers[p1].copy()
+                        cb, ch = cur_b[p1], cur_h[p1]
                 else:
-                    cb, ch = bodies[p1].copy(), headers[p1].copy()
-                swaps = mutate(cb, ch, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch)
-                counters[3] += swaps
-                if changed or swaps > 0:
-                    ok, t, f = evaluate(cb, ch, P, objective, use_tau, period_end, scratch)
-                    counters[0] += 1
-                else:
-                    t, f = taus[p1], fits[p1]
+                    cb, ch = cur_b[p1], cur_h[p1]
                 new_b[k] = cb
                 new_h[k] = ch
+                swaps = mutate(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
+                               index_in_width, scratch)
+                counters[3] += swaps
+                if swaps > 0:
+                    ok, t, f = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
+                    counters[0] += 1
                 new_t[k] = t
                 new_f[k] = f
                 k += 1
-        bodies[:] = new_b
-        headers[:] = new_h
-        taus[:] = new_t
-        fits[:] = new_f
+        cur_b, new_b = new_b, cur_b
+        cur_h, new_h = new_h, cur_h
+        cur_t, new_t = new_t, cur_t
+        cur_f, new_f = new_f, cur_f
         best = 0
         for i in range(1, Z):
-            if better(taus[i], fits[i], taus[best], fits[best]):
+            if better(cur_t[i], cur_f[i], cur_t[best], cur_f[best]):
                 best = i
-        hist_tau[g] = taus[best]
-        hist_fit[g] = fits[best]
+        hist_tau[g] = cur_t[best]
+        hist_fit[g] = cur_f[best]
+    if n_gens % 2 == 1:
+        bodies[:] = cur_b
+        headers[:] = cur_h
+        taus[:] = cur_t
+        fits[:] = cur_f

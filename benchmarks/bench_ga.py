@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Benchmark of the ``ga`` workload.
+
+``speed``: generations per second of our island GA against the DEAP peer
+(``shared/peers/ga_islands_deap.py``) on the peer's problem (independent tasks, work
+``U[1, 100]``, machine speeds ``U[1, 4]``, makespan), same seed, same population, run
+one after the other in this process's session. ``islands``: best-of-run of P islands
+with migration against one island of P x Z individuals (the same number of offspring
+per generation, so the same evaluation budget), paired over seeds, on the workload's
+default instances.
+
+    python benchmarks/bench_ga.py speed --peer-python /tmp/venv-peers/bin/python
+    python benchmarks/bench_ga.py islands --seeds 10
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workloads.ga.instance import InstanceSettings, make_instance, period_problem  # noqa: E402
+from workloads.ga.islands import GASettings, run_islands  # noqa: E402
+from workloads.ga.model import Problem  # noqa: E402
+
+PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "ga_islands_deap.py"
+
+
+def peer_problem(tasks: int, machines: int, seed: int) -> Problem:
+    """The DEAP peer's instance, drawn exactly as the peer draws it."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    w = rng.uniform(1, 100, tasks)
+    s = rng.uniform(1, 4, machines)
+    return Problem(speed=s, group=np.zeros(machines, np.int64), ready=np.zeros(machines),
+                   prev_end=np.full(machines, np.nan), width=np.ones(tasks, np.int64), length=w,
+                   prio=np.ones(tasks, np.int64), pred=np.full(tasks, -1), mask=np.ones((tasks, machines), bool),
+                   arrival=np.zeros(tasks), period_end=0.0)
+
+
+def ours(problem: Problem, settings: GASettings, seed: int) -> dict:
+    rngs = [np.random.default_rng([seed, k]) for k in range(settings.islands)]
+    t0 = time.perf_counter()
+    res = run_islands(problem, settings, rngs)
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "generations": res.generations, "gens_per_s": res.generations / wall,
+            "best_makespan": res.fitness, "evaluations": int(res.counters[0])}
+
+
+def peer(python: str, tasks: int, machines: int, islands: int, pop: int, gens: int, seed: int) -> dict:
+    out = subprocess.run([python, str(PEER), "--tasks", str(tasks), "--machines", str(machines), "--islands",
+                          str(islands), "--pop", str(pop), "--generations", str(gens), "--seed", str(seed)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def speed(args) -> None:
+    problem = peer_problem(args.tasks, args.machines, args.seed)
+    # per-gene mutation rate equal to the peer's 0.1 per individual x 1/n per gene
+    settings = GASettings(population=args.pop, pc=0.3, pm=0.1 / args.tasks, elite=0.1, islands=args.islands,
+                          migration_interval=10, migrants=2, stall_generations=args.generations + 1,
+                          max_generations=args.generations, objective="makespan", docking="idle_genes_only")
+    ours(problem, GASettings(**{**settings.__dict__, "max_generations": 20}), args.seed)  # compile / load cache
+    print(f"problem: {args.tasks} tasks, {args.machines} machines, {args.islands} island(s) of {args.pop}, "
+          f"{args.generations} generations, seed {args.seed}")
+    print("| run | ours gen/s | DEAP gen/s | ratio | ours best makespan | DEAP best makespan |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for rep in range(args.repeats):
+        a = ours(problem, settings, args.seed)
+        b = peer(args.peer_python, args.tasks, args.machines, args.islands, args.pop, args.generations, args.seed)
+        ratios.append(a["gens_per_s"] / b["generations_per_s"])
+        print(f"| {rep + 1} | {a['gens_per_s']:.0f} | {b['generations_per_s']:.0f} | {ratios[-1]:.1f}x "
+              f"| {a['best_makespan']:.2f} | {b['best_makespan']:.2f} |")
+    print(f"median ratio: {np.median(ratios):.1f}x")
+
+
+def islands(args) -> None:
+    s = InstanceSettings(density=args.density)
+    many = GASettings(population=args.pop, islands=args.islands, migration_interval=args.interval,
+                      stall_generations=args.generations + 1, max_generations=args.generations,
+                      objective=args.objective, docking="idle_genes_only")
+    one = GASettings(**{**many.__dict__, "islands": 1, "population": args.pop * args.islands})
+    diffs = []
+    print(f"P = {args.islands} islands of {args.pop} (I_m = {args.interval}) against 1 island of "
+          f"{args.pop * args.islands}, {args.generations} generations, objective {args.objective}, "
+          f"period 0 of the default instance at D = {args.density}")
+    print("| seed | P islands best | one island best | relative difference |")
+    print("|---|---|---|---|")
+    for seed in range(1, args.seeds + 1):
+        rng = np.random.default_rng(seed)
+        inst = make_instance(s, rng)
+        problem, _ = period_problem(inst, 0, np.full(s.units, np.nan))
+        streams = [np.random.default_rng([seed, k]) for k in range(args.islands)]
+        a = run_islands(problem, many, streams).fitness
+        b = run_islands(problem, one, streams[:1]).fitness
+        if args.objective == "gmean":
+            a, b = np.exp(a), np.exp(b)
+        diffs.append((a - b) / b)
+        print(f"| {seed} | {a:.2f} | {b:.2f} | {100 * diffs[-1]:+.2f}% |")
+    d = np.array(diffs)
+    half = 1.96 * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.nan
+    print(f"mean relative difference (islands - one) / one: {100 * d.mean():+.2f}% +- {100 * half:.2f}% "
+          f"(95% normal CI, {d.size} seeds; negative = islands better)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("speed", help="generations per second against the DEAP peer")
+    sp.add_argument("--tasks", type=int, default=200)
+    sp.add_argument("--machines", type=int, default=20)
+    sp.add_argument("--pop", type=int, default=50)
+    sp.add_argument("--islands", type=int, default=1)
+    sp.add_argument("--generations", type=int, default=500)
+    sp.add_argument("--repeats", type=int, default=3)
+    sp.add_argument("--seed", type=int, default=1)
+    sp.add_argument("--peer-python", default=sys.executable, help="a Python with deap installed")
+    ip = sub.add_parser("islands", help="P islands with migration against one island, same budget")
+    ip.add_argument("--islands", type=int, default=4)
+    ip.add_argument("--pop", type=int, default=50)
+    ip.add_argument("--interval", type=int, default=50)
+    ip.add_argument("--generations", type=int, default=500)
+    ip.add_argument("--density", type=float, default=4.0)
+    ip.add_argument("--objective", default="makespan")
+    ip.add_argument("--seeds", type=int, default=10)
+    args = ap.parse_args()
+    {"speed": speed, "islands": islands}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
