@@ -36,6 +36,10 @@ CLASS_LABELS = tuple(str(i) for i in range(N_CLASSES_MAX))
 PARAMS = (
     Param("system", "str", "A", "test system (desktop_grid_systems.md); 'generated' = CVB with "
           "heterogeneity/groups/per_group/alpha, 'custom' = rates_file + alpha", choices=SYSTEMS),
+    Param("case", "str", "", "shorthand that sets arrivals, failures and cpu: "
+          "'[alpha1:|alpha2:](none|RATE/MEAN|weibull/DOWN)[+partial|+markov]', e.g. "
+          "'alpha2:0.01/1+partial' (exponential failures at rate 0.01, mean down time 1); "
+          "empty = use those parameters as given"),
     Param("system_seed", "int", 1, "seed of the system generator (rates of A-E, test beds, G2)", low=0),
     Param("heterogeneity", "str", "HiHi", "(task, machine) heterogeneity of system 'generated'",
           choices=tuple(HETEROGENEITY)),
@@ -111,8 +115,48 @@ REASONS = {
 _STREAMS = 6  # arrivals, work, machines, cpu chains, estimation errors, algorithm
 
 
+def parse_case(case: str) -> dict[str, Any]:
+    """The parameters a ``case`` label sets (see its Param); ValueError if malformed."""
+    if not case:
+        return {}
+    out: dict[str, Any] = {}
+    rest = case.strip()
+    if ":" in rest:
+        arrivals, rest = rest.split(":", 1)
+        if arrivals not in ("alpha1", "alpha2"):
+            raise ValueError(f"case {case!r}: arrival vector {arrivals!r} must be alpha1 or alpha2")
+        out["arrivals"] = arrivals
+    fail, _, cpu = rest.partition("+")
+    if cpu:
+        if cpu not in ("partial", "markov"):
+            raise ValueError(f"case {case!r}: CPU part {cpu!r} must be partial or markov")
+        out["cpu"] = cpu
+    if fail == "none":
+        out["failures"] = "none"
+        return out
+    try:
+        first, second = fail.split("/")
+        out["down_mean"] = float(second)
+        if first == "weibull":
+            out["failures"] = "weibull"
+        else:
+            out["failures"], out["fail_rate"] = "exponential", float(first)
+    except ValueError:
+        raise ValueError(f"case {case!r}: failures {fail!r} must be none, RATE/MEAN or weibull/DOWN") from None
+    return out
+
+
+def with_case(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with the values its ``case`` label sets."""
+    return {**params, **parse_case(params.get("case", ""))}
+
+
 def check_params(params: Mapping[str, Any]) -> list[str]:
     errs = []
+    try:
+        params = with_case(params)
+    except ValueError as exc:
+        return [str(exc)]
     if params["warmup"] >= params["horizon"]:
         errs.append(f"warmup ({params['warmup']}) must be smaller than horizon ({params['horizon']})")
     if params["system"] in ("generated", "custom") and not params["alpha"]:
@@ -183,7 +227,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
     ``keep_inputs`` adds the kernel's inputs as ``inputs`` (naive-simulator tests).
     """
     t_start = time.perf_counter()
-    p = params
+    p = with_case(params)
     sysm, alpha = system_of(p)
     n, m = sysm.mu_nom.shape
     children = np.random.SeedSequence(int(seed)).spawn(_STREAMS)

@@ -1,0 +1,139 @@
+"""Speed of the desktop_grid kernel against the SimPy peer, in one run, on the same system.
+
+The system is the peer's built-in one (``shared/peers/desktop_grid_simpy.py``): 4 classes,
+6 groups of ``--per-group`` machines, a_j cycling 1, .85, .7, .55, .4 within a group,
+failures at rate 0.002 with mean down time 50, arrival rates = load * lambda* / 4 where
+lambda* is the LP capacity with every rate scaled by the up fraction. Both sides simulate
+``--horizon`` time units; ``tasks/s`` = tasks that arrived / wall seconds and ``events/s`` =
+events / wall seconds, each side counting its own events (ours: arrivals, completions and
+availability changes; SimPy: every processed SimPy event, about 1.3 per one of ours).
+
+    python benchmarks/bench_desktop_grid.py --seeds 1 2 --simpy-path /tmp/simpy_pkg
+    python benchmarks/bench_desktop_grid.py --systems      # our LP cost on Systems A and B
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workloads import desktop_grid as dg  # noqa: E402
+from workloads.desktop_grid.lp import max_throughput  # noqa: E402
+
+PEER = Path("/work/shared/peers/desktop_grid_simpy.py")
+MU_GROUPS = np.array([[0.40, 0.04, 0.15, 0.005, 0.25, 0.080],
+                      [0.03, 0.30, 0.02, 0.120, 0.06, 0.200],
+                      [0.10, 0.01, 0.50, 0.050, 0.008, 0.150],
+                      [0.02, 0.18, 0.07, 0.400, 0.10, 0.015]])
+AVAIL_CYCLE = [1.0, 0.85, 0.7, 0.55, 0.4]
+PEER_POLICY = {"fcfs": "FCFS", "pst": "PST", "gcmu": "Gcmu", "lpas_dg": "LPAS_DG"}
+
+
+def peer_params(per_group: int, load: float, fail_rate: float, down_mean: float, horizon: float,
+                policy: str, rates_path: str) -> dict:
+    """Our parameters for the peer's system."""
+    mu = np.repeat(MU_GROUPS, per_group, axis=1)
+    a = np.array([AVAIL_CYCLE[k % 5] for _ in range(6) for k in range(per_group)])
+    np.savetxt(rates_path, mu, delimiter=",")
+    up_frac = (1 / fail_rate) / (1 / fail_rate + down_mean)
+    lam = max_throughput(mu * a * up_frac, np.full(4, 0.25))
+    alpha = tuple(float(load * lam * 0.25) for _ in range(4))
+    return dg.default_params(system="custom", rates_file=rates_path, alpha=alpha, policy=policy,
+                             failures="exponential", fail_rate=fail_rate, down_mean=down_mean,
+                             cpu="custom", cpu_avail=tuple(float(x) for x in a), horizon=horizon,
+                             warmup=0.1 * horizon)
+
+
+def run_ours(params: dict, seed: int) -> dict:
+    t0 = time.perf_counter()
+    r = dg.simulate(params, seed)
+    wall = time.perf_counter() - t0
+    return {"W": r["W"], "events": r["events"], "tasks": r["tasks_arrived"], "wall_s": wall,
+            "lp_keys": r["lp_keys"], "lp_s": r["lp_wall_s"], "reason": r["reason"]}
+
+
+def run_peer(policy: str, seed: int, args) -> dict | None:
+    if policy not in PEER_POLICY:
+        return None
+    env = dict(os.environ)
+    if args.simpy_path:
+        env["PYTHONPATH"] = args.simpy_path + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, str(args.peer), "--policy", PEER_POLICY[policy], "--seed", str(seed),
+           "--horizon", str(args.horizon), "--per-group", str(args.per_group), "--load", str(args.load),
+           "--fail-rate", str(args.fail_rate), "--down-mean", str(args.down_mean), "--lp", "scipy"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    j = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"W": j["W"] if j["W"] is not None else float("nan"), "events": j["events"],
+            "tasks": j["tasks_per_s"] * j["wall_s"], "wall_s": j["wall_s"],
+            "lp_keys": j["lp_solves"], "lp_s": j["lp_wall_s"], "reason": int(j["unfinished_measured"] > 0)}
+
+
+def row(who: str, policy: str, seed: int, r: dict) -> str:
+    return (f"| {who} | {policy} | {seed} | {r['W']:.3f}{' (unstable)' if r['reason'] else ''} | "
+            f"{r['events']:.0f} | {r['tasks']:.0f} | {r['wall_s']:.3f} | {r['events'] / r['wall_s']:.3g} | "
+            f"{r['tasks'] / r['wall_s']:.3g} | {r['lp_keys']} | {r['lp_s']:.2f} |")
+
+
+def compare_with_peer(args) -> None:
+    print(f"peer system: M = {6 * args.per_group}, load {args.load}, horizon {args.horizon:g}")
+    print("| simulator | policy | seed | W | events | tasks | wall s | events/s | tasks/s | LP keys | LP s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for policy in args.policies:
+            params = peer_params(args.per_group, args.load, args.fail_rate, args.down_mean,
+                                 args.horizon, policy, os.path.join(tmp, "rates.csv"))
+            dg.simulate({**params, "horizon": 10.0}, 0)        # numba compile / cache load
+            for seed in args.seeds:
+                print(row("schedsweep", policy, seed, run_ours(params, seed)), flush=True)
+                if not args.no_peer:
+                    peer = run_peer(policy, seed, args)
+                    if peer is not None:
+                        print(row("SimPy peer", policy, seed, peer), flush=True)
+
+
+def our_systems(args) -> None:
+    """Cost split (kernel vs LP) on the paper's systems, where LP keys are many."""
+    print("| system | case | policy | W | tasks | wall s | tasks/s | LP keys | LP s | LP ms/key |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for system, case in [("A", "alpha1:none"), ("A", "alpha1:0.02/2"), ("A", "alpha1:0.05/4"),
+                         ("B", "alpha2:0.02/2")]:
+        for policy in ("gcmu", "lpas_dg", "lpas_dg_robust"):
+            params = dg.default_params(system=system, case=case, policy=policy, horizon=args.horizon)
+            r = run_ours(params, 1)
+            keys = r["lp_keys"] if np.isfinite(r["lp_keys"]) else 0
+            per = 1e3 * r["lp_s"] / keys if keys else float("nan")
+            print(f"| {system} | {case} | {policy} | {r['W']:.4f} | {r['tasks']:.0f} | {r['wall_s']:.2f} | "
+                  f"{r['tasks'] / r['wall_s']:.3g} | {keys:.0f} | {r['lp_s']:.2f} | {per:.3f} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--horizon", type=float, default=20_000.0)
+    ap.add_argument("--per-group", type=int, default=5)
+    ap.add_argument("--load", type=float, default=0.7)
+    ap.add_argument("--fail-rate", type=float, default=0.002)
+    ap.add_argument("--down-mean", type=float, default=50.0)
+    ap.add_argument("--policies", nargs="+", default=["gcmu", "lpas_dg", "pst"])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1])
+    ap.add_argument("--peer", type=Path, default=PEER)
+    ap.add_argument("--simpy-path", default="", help="directory holding simpy (pip install --target)")
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--systems", action="store_true", help="our LP cost on Systems A and B instead")
+    args = ap.parse_args()
+    if args.systems:
+        our_systems(args)
+    else:
+        compare_with_peer(args)
+
+
+if __name__ == "__main__":
+    main()
