@@ -5,9 +5,9 @@
 (``shared/peers/ga_islands_deap.py``) on the peer's problem (independent tasks, work
 ``U[1, 100]``, machine speeds ``U[1, 4]``, makespan), same seed, same population, run
 one after the other in this process's session. ``islands``: best-of-run of P islands
-with migration against one island of P x Z individuals (the same number of offspring
-per generation, so the same evaluation budget), paired over seeds, on the workload's
-default instances.
+with migration against one island with the same evaluation budget (P x Z individuals,
+or Z individuals for P x the generations), paired over seeds, on the workload's default
+instances.
 
     python benchmarks/bench_ga.py speed --peer-python /tmp/venv-peers/bin/python
     python benchmarks/bench_ga.py islands --seeds 10
@@ -85,11 +85,15 @@ def islands(args) -> None:
     many = GASettings(population=args.pop, islands=args.islands, migration_interval=args.interval,
                       stall_generations=args.generations + 1, max_generations=args.generations,
                       objective=args.objective, docking="idle_genes_only")
-    one = GASettings(**{**many.__dict__, "islands": 1, "population": args.pop * args.islands})
+    if args.budget == "population":   # one island of P x Z for G generations
+        one = GASettings(**{**many.__dict__, "islands": 1, "population": args.pop * args.islands})
+    else:                             # one island of Z for P x G generations
+        g = args.generations * args.islands
+        one = GASettings(**{**many.__dict__, "islands": 1, "max_generations": g, "stall_generations": g + 1})
     diffs = []
-    print(f"P = {args.islands} islands of {args.pop} (I_m = {args.interval}) against 1 island of "
-          f"{args.pop * args.islands}, {args.generations} generations, objective {args.objective}, "
-          f"period 0 of the default instance at D = {args.density}")
+    print(f"P = {args.islands} islands of {args.pop} for {args.generations} generations (I_m = {args.interval}) "
+          f"against 1 island of {one.population} for {one.max_generations} generations, objective "
+          f"{args.objective}, period 0 of the default instance at D = {args.density}")
     print("| seed | P islands best | one island best | relative difference |")
     print("|---|---|---|---|")
     for seed in range(1, args.seeds + 1):
@@ -127,8 +131,10 @@ def main() -> None:
     ip.add_argument("--interval", type=int, default=50)
     ip.add_argument("--generations", type=int, default=500)
     ip.add_argument("--density", type=float, default=4.0)
-    ip.add_argument("--objective", default="makespan")
+    ip.add_argument("--objective", default="gmean", choices=["gmean", "makespan", "weighted_completion"])
     ip.add_argument("--seeds", type=int, default=10)
+    ip.add_argument("--budget", choices=["population", "generations"], default="population",
+                    help="the one island gets P x Z individuals, or P x the generations")
     args = ap.parse_args()
     {"speed": speed, "islands": islands}[args.cmd](args)
 
