@@ -1,0 +1,149 @@
+"""``slot_selection``: co-allocating one parallel job on non-dedicated resources (AEP family).
+
+Spec: ``shared/spec/slots.md``. One replication = one freshly generated environment
+(:mod:`workloads.environment`) and one search by ``algorithm``. In a sweep ``algorithm`` is
+a dimension: with common random numbers every algorithm regenerates the same environment
+for replication r from the same seed, so comparisons are paired.
+
+Random streams of a replication, in this order: environment (performances, prices, local
+load, local tasks); algorithm draws (``min_proc_time`` only, but always spawned).
+
+Building blocks for other workloads (``cyclic``): :func:`workloads.environment.generate_environment`,
+:func:`workloads.environment.job_on_nodes`, :func:`.aep.aep_search`, :func:`.aep.cut_window`,
+:func:`.csa.csa_search`.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._contract import Metric, Param, empty_outputs, substreams
+from ..environment import generate_environment, job_on_nodes
+from .aep import CRITERIA, Window, aep_search, cut_window, draw_uniforms
+from .csa import Alternatives, csa_search
+
+ALGORITHMS = tuple(CRITERIA) + ("csa",)
+
+__all__ = ["ALGORITHMS", "Alternatives", "METRICS", "PARAMS", "REASONS", "Window", "aep_search",
+           "check_params", "csa_search", "cut_window", "draw_uniforms", "run_batch", "search"]
+
+PARAMS = (
+    Param("nodes", "int", 100, "number of CPU nodes", low=1, high=100_000),
+    Param("interval", "float", 600.0, "length of the scheduling interval [0, interval] (time)", low=1e-9),
+    Param("job_slots", "int", 5, "n, slots (distinct nodes) in a window", low=1),
+    Param("job_runtime", "float", 150.0, "T, reservation time on the slowest node (time)", low=1e-9),
+    Param("budget", "float", 1500.0, "S, maximum window cost (money)", low=0.0),
+    Param("price_sigma", "float", 0.2, "sd of the price deviation e_k (truncated to [-0.5, 0.5])", low=0.0),
+    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k)", low=0.0, high=10.0),
+    Param("perf_min", "float", 2.0, "lowest node performance; also p_ref", low=1e-9),
+    Param("perf_max", "float", 10.0, "highest node performance", low=1e-9),
+    Param("perf_integer", "bool", True, "integer performances (else uniform reals on the same range)"),
+    Param("local_load_min", "float", 0.1, "lowest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_load_max", "float", 0.5, "highest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_task_min", "float", 10.0, "shortest local task (time)", low=1e-6),
+    Param("local_task_max", "float", 106.0, "longest local task (time)", low=1e-6),
+    Param("algorithm", "str", "amp", "the search algorithm", choices=ALGORITHMS),
+    Param("greedy_budget_test", "str", "swap", "budget test of the min_runtime/min_finish greedy swap",
+          choices=("swap", "literal")),
+    Param("alp_limit", "str", "slot_cost", "alp's local limit: c_k len_k <= S/n, or c_k <= S/(n T)",
+          choices=("slot_cost", "unit_price")),
+    Param("random_window_retries", "int", 0, "redraws of an over-budget random window (min_proc_time)",
+          low=0, high=1000),
+)
+
+METRICS = (
+    Metric("start", "time", "window start t_w (csa: earliest over the alternatives)"),
+    Metric("runtime", "time", "window runtime max len_k (csa: minimum over the alternatives)"),
+    Metric("finish", "time", "window finish t_w + runtime (csa: minimum over the alternatives)"),
+    Metric("proc_time", "time", "processor time sum len_k (csa: minimum over the alternatives)"),
+    Metric("cost", "money", "window cost sum c_k len_k (csa: minimum over the alternatives)"),
+    Metric("found", "1", "1 if a window was found, else 0"),
+    Metric("slots", "slots", "m, the number of slots in the environment"),
+    Metric("alternatives", "windows", "csa: number of disjoint alternatives found (NaN for other algorithms)"),
+    Metric("search_time", "us", "wall time of the search itself (csa: all alternatives)", timing=True),
+    Metric("time_per_alternative", "us", "csa: search time per alternative found", timing=True),
+)
+
+REASONS = {
+    0: ("none", "the replication produced every metric"),
+    1: ("no window", "no feasible window in the environment: window metrics are NaN"),
+}
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    errors = []
+    if params["perf_min"] > params["perf_max"]:
+        errors.append(f"perf_min ({params['perf_min']}) must not exceed perf_max ({params['perf_max']})")
+    if params["perf_integer"] and not (float(params["perf_min"]).is_integer()
+                                       and float(params["perf_max"]).is_integer()):
+        errors.append(f"perf_integer = true needs integer perf_min and perf_max "
+                      f"(got {params['perf_min']}, {params['perf_max']})")
+    if params["local_load_min"] > params["local_load_max"]:
+        errors.append(f"local_load_min ({params['local_load_min']}) must not exceed "
+                      f"local_load_max ({params['local_load_max']})")
+    if params["local_task_min"] > params["local_task_max"]:
+        errors.append(f"local_task_min ({params['local_task_min']}) must not exceed "
+                      f"local_task_max ({params['local_task_max']})")
+    # the last local task may overshoot the load target by up to local_task_min
+    if params["interval"] * (1 - params["local_load_max"]) < params["local_task_min"]:
+        errors.append(f"interval ({params['interval']}) too short: interval * (1 - local_load_max) "
+                      f"must be >= local_task_min ({params['local_task_min']})")
+    return errors
+
+
+def environment_of(params: Mapping[str, Any], rng: np.random.Generator):
+    """The environment of a replication from its environment stream."""
+    return generate_environment(
+        rng, nodes=params["nodes"], interval=params["interval"], perf_min=params["perf_min"],
+        perf_max=params["perf_max"], perf_integer=params["perf_integer"],
+        price_sigma=params["price_sigma"], price_exponent=params["price_exponent"],
+        local_load_min=params["local_load_min"], local_load_max=params["local_load_max"],
+        local_task_min=params["local_task_min"], local_task_max=params["local_task_max"])
+
+
+def search(params: Mapping[str, Any], env, algo_rng: np.random.Generator) -> tuple[Window | Alternatives, float]:
+    """Run ``params['algorithm']`` on ``env``; returns the result and the search wall time (s)."""
+    node_len, node_cost = job_on_nodes(env, params["job_runtime"], params["perf_min"])
+    arrays = (env.slot_node, env.slot_start, env.slot_end)
+    n, budget, algorithm = params["job_slots"], params["budget"], params["algorithm"]
+    uniforms = None
+    if algorithm == "min_proc_time":
+        uniforms = draw_uniforms(algo_rng, env.slots, n, params["random_window_retries"])
+    t0 = time.perf_counter()
+    if algorithm == "csa":
+        result = csa_search(*arrays, node_len, node_cost, budget, n)
+    else:
+        result = aep_search(*arrays, node_len, node_cost, budget, n, algorithm,
+                            greedy_budget_test=params["greedy_budget_test"], uniforms=uniforms,
+                            random_window_retries=params["random_window_retries"],
+                            job_runtime=params["job_runtime"], alp_limit=params["alp_limit"])
+    return result, time.perf_counter() - t0
+
+
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    out = empty_outputs(METRICS, len(seeds))
+    for r, seed in enumerate(seeds):
+        env_rng, algo_rng = substreams(seed, 2)
+        env = environment_of(params, env_rng)
+        result, seconds = search(params, env, algo_rng)
+        out["slots"][r] = env.slots
+        out["search_time"][r] = seconds * 1e6
+        if isinstance(result, Alternatives):
+            count = result.count
+            out["alternatives"][r] = count
+            found = count > 0
+            if found:
+                out["time_per_alternative"][r] = seconds * 1e6 / count
+                for name in ("start", "runtime", "finish", "proc_time", "cost"):
+                    out[name][r] = getattr(result, name).min()
+        else:
+            found = result.found
+            if found:
+                for name in ("start", "runtime", "finish", "proc_time", "cost"):
+                    out[name][r] = getattr(result, name)
+        out["found"][r] = 1.0 if found else 0.0
+        if not found:
+            out["reason"][r] = 1
+    return out
