@@ -27,7 +27,7 @@ from .stats import QueryError
 FIGURE_FORMATS = ("png", "svg")
 #: a second sweep dimension with at most this many values becomes the hue of a figure.
 HUE_MAX = 6
-PANEL_SIZE = (4.2, 3.1)  # inches, one metric
+PANEL_SIZE = (4.2, 3.2)  # inches, one metric
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 1200px;
@@ -121,18 +121,29 @@ def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figur
     hue = choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
-    fig = Figure(figsize=(PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows + 0.3), layout="constrained")
-    notes = set()
+    width, height = PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows
+    fig = Figure(figsize=(width, height))
+    # Fixed margins in inches: constrained layout costs seconds for a dozen panels.
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.15 / width, bottom=0.6 / height, top=1 - 0.35 / height,
+                        wspace=0.75 / (PANEL_SIZE[0] - 0.75), hspace=0.95 / (PANEL_SIZE[1] - 0.95))
+    counts: list[np.ndarray] = []
+    fixed: dict[str, Any] = {}
     for k, metric in enumerate(metrics):
         ax = fig.add_subplot(nrows, ncols, k + 1)
-        da, fixed = plot.plot_data(ds, metric, x, hue, (), None, level)
+        da, fixed_here = plot.plot_data(ds, metric, x, hue, (), None, level)
         plot.draw(ax, da, x, hue)
         ax.set_xlabel(plot.x_label(ds, x), fontsize="small")
         ax.set_ylabel(plot.y_label(da, metric), fontsize="small")
         ax.set_title(metric, fontsize="medium")
         ax.tick_params(labelsize="small")
-        notes.add(plot.caption(da, fixed))
-    text = f"Every metric against {x}" + (f", one line per {hue}" if hue else "") + ": " + "; ".join(sorted(notes))
+        counts.append(da.sel(stat="n").values.ravel())
+        fixed.update(fixed_here)
+    n = np.concatenate(counts)
+    n_text = f"n = {int(n.min())}" if n.min() == n.max() else f"n = {int(n.min())}–{int(n.max())}"
+    text = (f"Every metric against {x}" + (f", one line per {hue}" if hue else "")
+            + f": mean and {level:.0%} CI over {n_text} replications per point")
+    if fixed:
+        text += "; other dimensions at " + ", ".join(f"{k}={v}" for k, v in fixed.items())
     return fig, text
 
 
@@ -163,7 +174,7 @@ VALUE_COLUMNS = ("mean", "half_width", "ci_low", "ci_high", "sd", "n", "relative
 STAT_NAMES = tuple(getattr(stats, "PAIRED_STATS", stats.STATS))
 
 
-def stats_table(long: pd.DataFrame, mark_significant: bool = False) -> str:
+def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant: bool = False) -> str:
     """One metric's rows of :func:`tables.long_frame` as an HTML table.
 
     The ``mean ± CI`` column is the text ``schedsweep table`` prints for the same cell;
@@ -186,7 +197,8 @@ def stats_table(long: pd.DataFrame, mark_significant: bool = False) -> str:
                 f"{int(v)}" if c == "n" else f"{v:+.1%}" if c == "relative_change" else f"{v:.6g}")
             cells.append(f"<td data-stat='{c}' data-value='{v!r}'>{shown}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f"<table data-section='{_e(section)}' data-metric='{_e(metric)}'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _metric_heading(ds: xr.Dataset, metric: str) -> str:
@@ -204,7 +216,7 @@ def metric_tables_html(ds: xr.Dataset, level: float) -> str:
            "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
-        out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows)))
+        out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows), "metrics", metric))
     return "\n".join(out)
 
 
@@ -225,7 +237,8 @@ def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
            f"{_e(paired)}</code>.</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
-        out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows), mark_significant=True))
+        table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True)
+        out.append(_metric_heading(ds, metric) + table)
     return "\n".join(out)
 
 

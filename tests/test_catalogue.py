@@ -1,0 +1,129 @@
+"""schedsweep jobs: every spec listed with its facts, invalid specs listed with their error,
+run-time estimates from a store's measured rates; every job names its source."""
+from __future__ import annotations
+
+import re
+import textwrap
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+import pipeline
+from pipeline import catalogue, cli
+
+REPO = Path(__file__).resolve().parent.parent
+GOOD = """
+name = "good"
+workload = "mm1"
+description = "M/M/1 against load (Kleinrock, Table 3.1)"
+replications = 6
+seed = 3
+[params]
+customers = 400
+warmup = 50
+[sweep]
+arrival_rate = [0.2, 0.4, 0.6]
+service_rate = [1.0, 2.0]
+"""
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> Path:
+    folder = tmp_path / "jobs"
+    write(folder, "good.toml", GOOD)
+    write(folder, "bad_param.toml", GOOD.replace("customers = 400", "customers = -1"))
+    write(folder, "bad_toml.toml", "name = [unclosed\n")
+    write(folder, "notes.txt", "not a spec")
+    return folder
+
+
+def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
+    items = catalogue.entries(jobs, tmp_path / "results")
+    assert [e.path.name for e in items] == ["bad_param.toml", "bad_toml.toml", "good.toml"]
+    bad_param, bad_toml, good = items
+    assert good.spec is not None and good.error is None
+    assert (good.spec.workload, good.spec.replications, good.spec.n_cells) == ("mm1", 6, 6)
+    assert good.seconds is None and good.estimate == "unknown — run it once"
+    assert bad_param.spec is None and "customers = -1" in bad_param.error
+    assert bad_toml.spec is None and "not valid TOML" in bad_toml.error
+
+    assert cli.main(["jobs", "--dir", str(jobs), "--results", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out
+    assert "M/M/1 against load (Kleinrock, Table 3.1)" in out
+    assert "workload mm1" in out
+    assert "6 replications × 6 cells (arrival_rate[3] × service_rate[2]) = 36 runs" in out
+    assert "run time: unknown — run it once" in out
+    assert "bad_param.toml: INVALID" in out and bad_param.error in out
+    assert "bad_toml.toml: INVALID" in out
+
+
+def test_estimate_from_the_pilot_rate_of_an_existing_store(jobs, tmp_path):
+    results = tmp_path / "results"
+    store = pipeline.run(jobs / "good.toml", results / "good.zarr", workers=0, progress=False)
+    pilot = np.asarray(zarr.open_group(store, mode="r").attrs["pilot_seconds_per_rep"])
+    assert pilot.shape == (3, 2) and np.all(pilot > 0)
+    (good,) = [e for e in catalogue.entries(jobs, results) if e.spec]
+    assert good.seconds == pytest.approx(pilot.sum() * 6 / catalogue.cores(), rel=1e-12)
+    assert "pilot rate from" in good.estimate and f"on {catalogue.cores()} cores" in good.estimate
+
+    # More replications, same cells: proportionally longer, with the same per-cell rates.
+    write(jobs, "good.toml", GOOD.replace("replications = 6", "replications = 60"))
+    spec = pipeline.load(jobs / "good.toml")
+    seconds, _ = catalogue.estimate(spec, results)
+    assert seconds == pytest.approx(10 * good.seconds, rel=1e-12)
+    # Other cells than the store: the mean rate per cell.
+    write(jobs, "good.toml", GOOD.replace("arrival_rate = [0.2, 0.4, 0.6]", "arrival_rate = [0.2]"))
+    spec = pipeline.load(jobs / "good.toml")
+    seconds, _ = catalogue.estimate(spec, results)
+    assert seconds == pytest.approx(pilot.mean() * 2 * 6 / catalogue.cores(), rel=1e-12)
+
+
+def test_estimate_without_a_pilot_uses_the_measured_task_time(jobs, tmp_path):
+    results = tmp_path / "results"
+    store = pipeline.run(jobs / "good.toml", results / "good.zarr", workers=0, batch_size=3, progress=False)
+    group = zarr.open_group(store, mode="r")
+    assert "pilot_seconds_per_rep" not in group.attrs
+    rate = np.asarray(group["cell_seconds"][...]) / 6
+    (good,) = [e for e in catalogue.entries(jobs, results) if e.spec]
+    assert good.seconds == pytest.approx(rate.sum() * 6 / catalogue.cores(), rel=1e-12)
+    assert "measured rate from" in good.estimate
+
+
+def test_missing_directory_is_a_clear_error(tmp_path, capsys):
+    assert cli.main(["jobs", "--dir", str(tmp_path / "nope")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_format_duration():
+    assert catalogue.format_duration(42) == "42 s"
+    assert catalogue.format_duration(600) == "10 min"
+    assert catalogue.format_duration(7200) == "2 h"
+    assert catalogue.format_duration(3 * 86400) == "3 d"
+
+
+SOURCE = re.compile(r"(Fig|Figure|Table|Tab\.|Section|§)")
+JOB_FILES = sorted(p for p in (REPO / "jobs").glob("*.toml") if p.name != "quickstart.toml")
+
+
+@pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])
+def test_every_job_names_its_source(path):
+    """Issue 10 item 4: each spec's description names the figure/table/section it reproduces."""
+    description = tomllib.loads(path.read_text()).get("description", "")
+    assert SOURCE.search(description), (
+        f"{path.name}: description {description!r} names no figure, table or section of its source")
+
+
+def test_every_job_in_the_catalogue_validates(capsys):
+    """The shipped catalogue lists without INVALID entries."""
+    invalid = [f"{e.path.name}: {e.error}" for e in catalogue.entries(REPO / "jobs", REPO / "results") if e.error]
+    assert not invalid, "\n".join(invalid)
