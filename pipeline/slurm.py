@@ -127,8 +127,10 @@ def _validate(o: dict[str, Any], source: dict[str, str]) -> None:
                 raise ValueError
         except (ValueError, TypeError):
             raise bad("memory", "must be a positive size such as 4GB or 500MB") from None
+    if not isinstance(o["walltime"], str):  # YAML reads an unquoted 01:00:00 as 3600
+        raise bad("walltime", "must be a string in Slurm time syntax; quote it in YAML: \"01:00:00\"")
     try:
-        walltime_seconds(str(o["walltime"]))
+        walltime_seconds(o["walltime"])
     except ValueError:
         raise bad("walltime", "must be Slurm time syntax: HH:MM:SS, D-HH:MM:SS, MM:SS or minutes") from None
     for key in ("partition", "account", "interface", "local_directory", "log_directory", "python",
@@ -234,7 +236,7 @@ class SweepSLURMCluster(SLURMCluster):
 
     def _log_hint(self, job_id: str) -> str:
         log_dir = getattr(self, "_schedsweep_log_directory", None)
-        return f"{log_dir}/dask-worker-{job_id}.err" if log_dir else f"slurm-{job_id}.out"
+        return f"{log_dir}/schedsweep-worker-{job_id}.err" if log_dir else f"slurm-{job_id}.out"
 
     @property
     def ended_jobs(self) -> list[str]:
@@ -258,6 +260,15 @@ def cluster_kwargs(options: SlurmOptions) -> dict[str, Any]:
     if options.dashboard_address is not None:
         kwargs["scheduler_options"] = {"dashboard_address": options.dashboard_address}
     return kwargs
+
+
+def job_script(options: SlurmOptions, scheduler: str = "tcp://SCHEDULER:8786") -> str:
+    """The batch script each worker job would get (for review; starts nothing)."""
+    from dask_jobqueue.slurm import SLURMJob
+
+    kwargs = cluster_kwargs(options)
+    kwargs.pop("scheduler_options", None)
+    return SLURMJob(scheduler=scheduler, name=kwargs["job_name"], **kwargs).job_script()
 
 
 def make_cluster(*, jobs: int | None = None, cores_per_job: int | None = None, memory: str | None = None,
