@@ -20,7 +20,7 @@ def _work(rng, work_dist):
 
 
 def naive_simulate(policy, mu_nom, a_true, view0, alpha, changes, elig, arr_rng, work_rng,
-                   rework_rng, horizon, warmup=0.0, work_dist="exponential"):
+                   rework_rng, horizon, warmup=0.0, work_dist="exponential", requeue_now=False):
     """Return ``(sum_w per class, count per class, resubmissions, events)``.
 
     ``changes``: list of (time, machine, up, key, view); ``elig[key][i][j]`` truthy when
@@ -73,16 +73,16 @@ def naive_simulate(policy, mu_nom, a_true, view0, alpha, changes, elig, arr_rng,
         oldest = {}
         for t in cands:
             i = t["cls"]
-            if i not in oldest or (t["arr"], t["seq"]) < (oldest[i]["arr"], oldest[i]["seq"]):
+            if i not in oldest or (t["key"], t["seq"]) < (oldest[i]["key"], oldest[i]["seq"]):
                 oldest[i] = t
         if policy == "fcfs":
-            chosen = min(oldest.values(), key=lambda t: (t["arr"], t["seq"]))
+            chosen = min(oldest.values(), key=lambda t: (t["key"], t["seq"]))
         else:
             best_i, best_v = None, None
             for i in sorted(oldest):
                 v = mu_view(i, j)
                 if policy != "pst":
-                    v = v * (now - oldest[i]["arr"])
+                    v = v * (now - oldest[i]["key"])
                 if best_v is None or v > best_v:
                     best_i, best_v = i, v
             chosen = oldest[best_i]
@@ -101,7 +101,7 @@ def naive_simulate(policy, mu_nom, a_true, view0, alpha, changes, elig, arr_rng,
             i = 0
             while i < n - 1 and u > cdf[i]:
                 i += 1
-            task = {"arr": now, "seq": seq, "cls": i, "work": _work(work_rng, work_dist)}
+            task = {"arr": now, "key": now, "seq": seq, "cls": i, "work": _work(work_rng, work_dist)}
             seq += 1
             next_arrival = now + arr_rng.exponential(1.0 / total)
             dispatch(task, now)
@@ -124,6 +124,8 @@ def naive_simulate(policy, mu_nom, a_true, view0, alpha, changes, elig, arr_rng,
                 if task is not None:
                     resub += 1
                     task["work"] = _work(rework_rng, work_dist)
+                    if requeue_now:
+                        task["key"] = now
                     dispatch(task, now)
                 if lp:
                     for jj in range(m):

@@ -93,7 +93,8 @@ def _naive_run(params, seed):
                            inp["view0"].tolist(), inp["alpha"].tolist(), changes,
                            inp["table"].elig.tolist(), inp["arr_rng"], *inp["work_rngs"],
                            horizon=params["horizon"], warmup=params["warmup"],
-                           work_dist=params["work_dist"])
+                           work_dist=params["work_dist"],
+                           requeue_now=params["resubmit_order"] == "resubmission")
     return res, naive
 
 
@@ -102,6 +103,8 @@ def _naive_run(params, seed):
     ("testbed_hihi", dict(failures="exponential", fail_rate=0.05, down_mean=4.0, cpu="partial")),
     ("A", dict(failures="exponential", fail_rate=0.02, down_mean=2.0, estimation_error=0.5,
                cpu="partial", warmup=20.0, arrival_scale=0.8)),
+    ("testbed_lolo", dict(case="0.05/4", resubmit_order="resubmission", work_dist="uniform",
+                          arrival_scale=1.2)),
 ])
 def test_kernel_equals_naive_simulator(policy, system, case):
     """Same inputs and generators: the naive plain-Python simulator gives the same W per

@@ -72,6 +72,9 @@ PARAMS = (
           "the true a_j", choices=("true", "assume_full")),
     Param("estimation_error", "float", 0.0, "I: every policy sees a'_j = clip(a_j (1 + E), 0, 1), "
           "E ~ U[-I, I] drawn each time machine j becomes available", low=0.0, high=1.0),
+    Param("resubmit_order", "str", "original", "queue position of a resubmitted task: by its "
+          "original arrival time (our rule) or as if it arrived at resubmission (W still counts "
+          "from the original arrival)", choices=("original", "resubmission")),
     Param("degenerate", "str", "search", "degenerate LP vertex: search (random objectives for "
           "exactly NM+1-N-M zeros) or accept", choices=("search", "accept")),
     Param("degenerate_tries", "int", 20, "random objectives tried by the degenerate search", low=0),
@@ -283,6 +286,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
               table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
               cpu["use_chain"], cpu["levels"], float(p["cpu_stay"]), cpu["cdf"], chain_keys,
               float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
+              p["resubmit_order"] == "resubmission",
               sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task)
     key = int(stats[ST_KEY])
     done = int(cnt_w.sum())

@@ -10,8 +10,9 @@ The LP is not solved in the kernel: the availability timeline is known before th
 so :mod:`.policies` solves the LP once per distinct (available set, CPU estimates) key and
 the kernel looks up the eligibility matrix of the key in force (``elig[key, i, j]``).
 
-Tasks wait in one binary heap per class ordered by (original arrival time, arrival
-number); a resubmitted task keeps its arrival time and so returns near the head.
+Tasks wait in one binary heap per class ordered by (queue time, arrival number); the
+queue time is the original arrival (a resubmitted task returns near the head, our rule) or,
+with ``requeue_now``, the resubmission time. W always uses the original arrival.
 
 CPU availability: a constant ``a[j]`` (service time ``w / (mu_nom * a)``) or a Markov chain
 over ``levels`` stepped every ``period`` time units (stay with ``stay``, else re-draw the
@@ -143,7 +144,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               arr_rng, work_rng, rework_rng,
               script_t, script_c, script_w, script_rework,
               use_chain, levels, stay, level_cdf, chain_keys, period,
-              horizon, warmup, queue_bound,
+              horizon, warmup, queue_bound, requeue_now,
               sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task):
     """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
     ``busy_out[0]`` (busy machine-time in [warmup, horizon]) and ``stats``."""
@@ -169,7 +170,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         tree[node] = a if times[a] <= times[b] else b
 
     # tasks: pool with a free list
-    t_arr = np.empty(cap)
+    t_arr = np.empty(cap)      # original arrival: W
+    t_key = np.empty(cap)      # queue position and waiting time D_i: t_arr, or the resubmission
     t_cls = np.empty(cap, np.int64)
     t_seq = np.empty(cap, np.int64)
     t_work = np.empty(cap)
@@ -246,6 +248,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             n_free -= 1
             task = free[n_free]
             t_arr[task] = now
+            t_key[task] = now
             t_cls[task] = cls
             t_seq[task] = arrived
             t_work[task] = w
@@ -276,6 +279,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     times[2 + j] = inf
                     _tree_update(tree, times, size, 2 + j)
                     resub += 1
+                    if requeue_now:
+                        t_key[task] = now
                     if scripted:
                         t_work[task] = script_rework[n_rework]
                         n_rework += 1
@@ -335,7 +340,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 to_start[n_start] = best
                 n_start += 1
             else:
-                _heap_push(heap, hsize, i, task, t_arr, t_seq)
+                _heap_push(heap, hsize, i, task, t_key, t_seq)
                 q_total += 1
                 if q_total > q_max:
                     q_max = q_total
@@ -376,18 +381,18 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     continue
                 head = heap[i, 0]
                 if policy == FCFS:
-                    if bi < 0 or _older(t_arr, t_seq, head, heap[bi, 0]):
+                    if bi < 0 or _older(t_key, t_seq, head, heap[bi, 0]):
                         bi = i
                 else:
                     k = mu_nom[i, j] * view[j]
                     if policy != PST:
-                        k *= now - t_arr[head]
+                        k *= now - t_key[head]
                     if bi < 0 or k > bkey:
                         bi = i
                         bkey = k
             if bi >= 0:
                 is_idle[j] = False
-                busy_task[j] = _heap_pop(heap, hsize, bi, t_arr, t_seq)
+                busy_task[j] = _heap_pop(heap, hsize, bi, t_key, t_seq)
                 q_total -= 1
                 to_start[n_start] = j
                 n_start += 1
