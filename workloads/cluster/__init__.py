@@ -1,0 +1,187 @@
+"""``cluster``: batch scheduling of rigid parallel jobs on a cluster (part 1: no network).
+
+Spec: ``shared/spec/cluster.md`` and ``shared/spec/lublin_feitelson.md``. A replication
+generates (or reads) one job flow, simulates it event by event (``simulator.py``) with
+one queue policy (``queue_policies.py``) and one allocation policy (``allocation.py``),
+and reports the metrics of ``metrics.py``.
+
+Random streams of a replication, in this order (all four are always spawned):
+0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
+1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
+   gammas, redraws), estimates (n uniforms), memory (n), disk (n), then the arrival gaps
+   (``poisson``: n Exp(1); ``lublin_daily``: the model's gammas);
+2. communication: reserved for part 2 (iterations, patterns, message sizes);
+3. allocation: seeds the kernel's splitmix64 stream (Random First).
+Trace flows draw nothing from stream 1; their jobs are the trace's.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._contract import Param, empty_outputs, substream_seeds, substreams
+from . import lublin, swf
+from .allocation import NAMES as ALLOCATIONS
+from .metrics import METRICS, REASONS, compute, offered_load
+from .simulator import CL_MASKS, QUEUE_NAMES, Result, simulate
+
+__all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow"]
+
+PARAMS = (
+    Param("source", "str", "lublin", "job flow: 'lublin' (generated) or 'swf' (the trace in `trace`)",
+          choices=("lublin", "swf")),
+    Param("trace", "path", "", "SWF trace (.swf or .swf.gz) when source = 'swf'"),
+    Param("trace_max_procs", "int", 0, "machine size for the trace; 0 = its '; MaxProcs:' header", low=0),
+    Param("trace_load", "float", 0.0, "scale trace submit times so eq. (8) gives this load (fraction); 0 = as recorded",
+          low=0.0),
+    Param("jobs", "int", 1000, "jobs per generated flow", low=1),
+    Param("load", "float", 0.7, "target system load L of eq. (8) for generated flows (fraction, 0.7 = 70%)",
+          low=1e-6),
+    Param("arrivals", "str", "poisson", "arrival process of generated flows", choices=("poisson", "lublin_daily")),
+    Param("nodes", "int", 64, "compute nodes (generated flows; traces use MaxProcs single-core nodes)", low=1),
+    Param("cores", "int", 4, "cores per node (generated flows)", low=1),
+    Param("speeds", "str", "homogeneous", "node speeds: all 1, or U[1, 2] divided by the minimum drawn",
+          choices=("homogeneous", "heterogeneous")),
+    Param("node_memory", "float", 8_388_608.0, "memory per node (KB)", low=0.0),
+    Param("node_disk", "float", 67_108_864.0, "disk per node (KB)", low=0.0),
+    Param("mem_low", "float", 65_536.0, "per-process memory lower bound (KB, uniform)", low=0.0),
+    Param("mem_high", "float", 2_097_152.0, "per-process memory upper bound (KB, uniform)", low=0.0),
+    Param("disk_low", "float", 0.0, "per-process disk lower bound (KB, uniform)", low=0.0),
+    Param("disk_high", "float", 8_388_608.0, "per-process disk upper bound (KB, uniform)", low=0.0),
+    Param("queue", "str", "mpfs_scan", "queue policy", choices=QUEUE_NAMES),
+    Param("allocation", "str", "first_fit", "allocation policy", choices=ALLOCATIONS),
+    Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
+          choices=CL_MASKS),
+    Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
+)
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    errors = []
+    if params["source"] == "swf" and not params["trace"]:
+        errors.append("source = 'swf' needs trace (a path to an .swf or .swf.gz file)")
+    if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
+        errors.append(f"trace {params['trace']!r} does not exist")
+    for lo, hi in (("mem_low", "mem_high"), ("disk_low", "disk_high")):
+        if params[lo] > params[hi]:
+            errors.append(f"{lo} ({params[lo]}) must not exceed {hi} ({params[hi]})")
+    if params["source"] == "lublin":
+        if params["mem_high"] > params["node_memory"]:
+            errors.append(f"mem_high ({params['mem_high']}) exceeds node_memory ({params['node_memory']}): "
+                          "a process could fit on no node")
+        if params["disk_high"] > params["node_disk"]:
+            errors.append(f"disk_high ({params['disk_high']}) exceeds node_disk ({params['node_disk']}): "
+                          "a process could fit on no node")
+        binding = (params["cores"] * params["mem_high"] > params["node_memory"]
+                   or params["cores"] * params["disk_high"] > params["node_disk"])
+        if binding and params["queue"] in ("easy", "conservative"):
+            errors.append(
+                f"queue = {params['queue']!r} plans with core counts, so memory and disk must never bind: need "
+                f"cores × mem_high <= node_memory ({params['cores']} × {params['mem_high']} vs {params['node_memory']}) "
+                f"and cores × disk_high <= node_disk ({params['cores']} × {params['disk_high']} vs "
+                f"{params['node_disk']}); use fcfs or mpfs_scan for memory-bound studies")
+    return errors
+
+
+class Flow:
+    """One replication's cluster and jobs, in queue order (times in s, sizes in KB)."""
+
+    def __init__(self, submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk,
+                 node_speed, job_id=None, dropped=0, dropped_too_large=0):
+        self.submit, self.cores_req, self.mem_req, self.disk_req = submit, cores_req, mem_req, disk_req
+        self.estimate, self.tau = estimate, tau
+        self.node_cores, self.node_mem, self.node_disk, self.node_speed = node_cores, node_mem, node_disk, node_speed
+        self.job_id = np.arange(1, submit.size + 1) if job_id is None else job_id
+        self.dropped, self.dropped_too_large = dropped, dropped_too_large
+
+
+def _speeds(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
+    s = rng.uniform(1.0, 2.0, n)   # drawn in every case so the cluster stream never shifts
+    return s / s.min() if kind == "heterogeneous" else np.ones(n)
+
+
+def _lublin_flow(p: Mapping[str, Any], rng_cluster, rng_jobs) -> Flow:
+    nodes, cores, n = p["nodes"], p["cores"], p["jobs"]
+    speed = _speeds(rng_cluster, nodes, p["speeds"])
+    node_cores = np.full(nodes, cores, np.int64)
+    lp = lublin.for_machine(nodes * cores)
+    size = np.minimum(lublin.sizes(rng_jobs, n, lp), nodes * cores)
+    tau = lublin.runtimes(rng_jobs, size, lp)
+    est = tau * (1.0 + rng_jobs.random(n))                      # U[tau, 2 tau]
+    mem = rng_jobs.uniform(p["mem_low"], p["mem_high"], n)
+    disk = rng_jobs.uniform(p["disk_low"], p["disk_high"], n)
+    if p["arrivals"] == "poisson":
+        arrival = np.cumsum(rng_jobs.exponential(1.0, n))
+    else:
+        arrival = lublin.daily_arrivals(rng_jobs, n, lublin.TYPELESS)
+    cap = float(np.sum(speed * node_cores))
+    span = float(arrival[-1])
+    # exact scaling: eq. (8) with a_j = factor * arrival_j gives the target load
+    factor = float(np.sum(size * tau)) / (cap * p["load"] * span) if span > 0 else 1.0
+    return Flow(arrival * factor, size, mem, disk, est, tau, node_cores, np.full(nodes, p["node_memory"]),
+                np.full(nodes, p["node_disk"]), speed)
+
+
+def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
+    tr = swf.read_cached(p["trace"], p["trace_max_procs"])
+    m = tr.max_procs
+    speed = _speeds(rng_cluster, m, p["speeds"])
+    node_cores = np.ones(m, np.int64)
+    submit = tr.submit
+    if p["trace_load"] > 0:
+        l0 = offered_load(tr.procs, tr.run, submit, speed, node_cores) / 100.0
+        if np.isfinite(l0):
+            submit = submit * (l0 / p["trace_load"])
+    z = np.zeros(tr.n_jobs)
+    return Flow(submit, tr.procs, z, z, tr.estimate, tr.run, node_cores, np.full(m, p["node_memory"]),
+                np.full(m, p["node_disk"]), speed, job_id=tr.job_id,
+                dropped=tr.dropped_invalid + tr.dropped_too_large, dropped_too_large=tr.dropped_too_large)
+
+
+def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
+    """The cluster and job flow of replication ``seed``, and the allocation stream's seed."""
+    rng_cluster, rng_jobs, _rng_comm, _rng_alloc = substreams(seed, 4)
+    alloc_seed = int(substream_seeds(seed, 4)[3])
+    if params["source"] == "swf":
+        return _trace_flow(params, rng_cluster), alloc_seed
+    return _lublin_flow(params, rng_cluster, rng_jobs), alloc_seed
+
+
+def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]:
+    """Simulate replication ``seed``: its flow, the per-job schedule and the kernel wall time (s).
+
+    Write it as SWF with ``swf.write(path, f.job_id, f.submit, r.start, r.end, f.cores_req,
+    f.estimate, r.killed, f.node_cores.sum())``.
+    """
+    p = _with_defaults(params)
+    f, alloc_seed = flow(p, seed)
+    t0 = time.perf_counter()
+    r = simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores, f.node_mem,
+                 f.node_disk, f.node_speed, p["queue"], p["allocation"], alloc_seed, p["cl_mask"])
+    return f, r, time.perf_counter() - t0
+
+
+def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    p = {q.name: q.default for q in PARAMS}
+    p.update(params)
+    return p
+
+
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    out = empty_outputs(METRICS, len(seeds))
+    for r, seed in enumerate(seeds):
+        f, res, wall = schedule(params, int(seed))
+        values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores,
+                                 _with_defaults(params)["bsld_threshold"])
+        values["dropped_jobs"] = float(f.dropped)
+        values["dropped_too_large"] = float(f.dropped_too_large)
+        values["offered_load"] = offered_load(f.cores_req, f.tau, f.submit, f.node_speed, f.node_cores)
+        values["sim_seconds"] = wall
+        values["jobs_per_second"] = f.submit.size / wall if wall > 0 else np.nan
+        for name, v in values.items():
+            out[name][r] = v
+        out["reason"][r] = reason
+    return out

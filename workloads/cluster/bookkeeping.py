@@ -1,0 +1,201 @@
+"""Simulator state and the bookkeeping of starting and ending jobs (numba).
+
+Part 1 models computation only: a job on nodes I runs ``tau / min_{i in I} s_i`` and is
+killed at ``t / min s_i`` if that is shorter (:func:`start_job` pushes the right event).
+
+State is plain arrays grouped in tuples (built by ``simulator.make_state``):
+- ``nd``: per node cores, memory, disk (KB), speed, free cores/memory/disk, and the
+  allocation scan order, its bitset and scratch;
+- ``jb``: per job submit (s), cores n, memory and disk per process (KB), estimate t and
+  computation tau (s, unit speed);
+- ``out``: per job start, end (s), killed (0/1), distinct nodes used, min node speed,
+  guaranteed start (first EASY shadow or first conservative reservation, NaN if none),
+  estimated end, planned end (conservative profile window end);
+- ``ctr``: int64 counters (see the I_* constants); ``acc``: metric integrals.
+"""
+from __future__ import annotations
+
+import numba
+
+from ._jit import kernel, kernel_inline
+import numpy as np
+
+from . import allocation, events, profile
+
+# ctr slots
+(I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_NEXT, I_QH,
+ I_QT) = range(13)
+N_CTR = 13
+# clk slots: masked clocks and integrals
+C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA = range(7)
+N_CLK = 7
+
+FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3
+QUEUE_NAMES = ("fcfs", "mpfs_scan", "easy", "conservative")
+CL_MASKS = ("queue_nonempty_and_not_all_idle", "queue_nonempty")
+
+
+# ---------------------------------------------------------------- metric integrals
+@kernel_inline
+def _flush_node(i, nd, acc, clk) -> None:
+    """Add node i's used fractions since its last change, over delta-masked time."""
+    cores, mem, disk, speed, fc, fm, fdk = nd[0], nd[1], nd[2], nd[3], nd[4], nd[5], nd[6]
+    last_m, acc_u, acc_m, acc_d = acc[0], acc[1], acc[2], acc[3]
+    dm = clk[C_MDELTA] - last_m[i]
+    if dm > 0.0:
+        acc_u[i] += dm * (cores[i] - fc[i]) / cores[i]
+        if mem[i] > 0:
+            acc_m[i] += dm * (mem[i] - fm[i]) / mem[i]
+        if disk[i] > 0:
+            acc_d[i] += dm * (disk[i] - fdk[i]) / disk[i]
+    last_m[i] = clk[C_MDELTA]
+
+
+@kernel_inline
+def _advance_clocks(t: float, clk) -> None:
+    """Account [t_prev, t) with the state recorded after the previous scheduling pass."""
+    dt = t - clk[C_TPREV]
+    if dt > 0.0:
+        if clk[C_DELTA] > 0.0:
+            clk[C_MDELTA] += dt
+        if clk[C_SIGMA] > 0.0:
+            clk[C_MSIGMA] += dt
+            clk[C_CLACC] += dt * clk[C_SPEEDFREE]
+    clk[C_TPREV] = t
+
+
+@kernel_inline
+def _record_state(ctr, clk, total_cores: int, cl_mask: int) -> None:
+    """delta and sigma masks of the state after this time's events and pass."""
+    busy = ctr[I_Q] > 0
+    clk[C_DELTA] = 1.0 if busy else 0.0
+    if cl_mask == 0:
+        clk[C_SIGMA] = 1.0 if (busy and ctr[I_FREE] < total_cores) else 0.0
+    else:
+        clk[C_SIGMA] = clk[C_DELTA]
+
+
+# ---------------------------------------------------------------- running set (EASY)
+@kernel_inline
+def _running_insert(run_end, run_n, run_job, ctr, end: float, n: int, j: int) -> None:
+    """Insert into the running list kept sorted by estimated end (ties: insertion order)."""
+    r = ctr[I_R]
+    lo, hi = 0, r
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if run_end[mid] <= end:
+            lo = mid + 1
+        else:
+            hi = mid
+    for k in range(r, lo, -1):
+        run_end[k] = run_end[k - 1]
+        run_n[k] = run_n[k - 1]
+        run_job[k] = run_job[k - 1]
+    run_end[lo] = end
+    run_n[lo] = n
+    run_job[lo] = j
+    ctr[I_R] = r + 1
+
+
+@kernel_inline
+def _running_remove(run_end, run_n, run_job, ctr, end: float, j: int) -> None:
+    r = ctr[I_R]
+    lo, hi = 0, r
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if run_end[mid] < end:
+            lo = mid + 1
+        else:
+            hi = mid
+    k = lo
+    while run_job[k] != j:
+        k += 1
+    for i in range(k, r - 1):
+        run_end[i] = run_end[i + 1]
+        run_n[i] = run_n[i + 1]
+        run_job[i] = run_job[i + 1]
+    ctr[I_R] = r - 1
+
+
+# ---------------------------------------------------------------- start / finish
+@kernel_inline
+def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk,
+              prof, policy_q: int) -> None:
+    """Start job j at ``now`` on the chosen nodes ``cand_node[:m]`` (``cand_k`` processes)."""
+    cores, speed, fc, fm, fdk, order_rank, bits = nd[0], nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
+    n, mr, dr, est, tau = jb[1][j], jb[2][j], jb[3][j], jb[4][j], jb[5][j]
+    alloc_ptr, alloc_node, alloc_k = alloc
+    ptr = ctr[I_CURSOR]
+    alloc_ptr[j] = ptr
+    smin = np.inf
+    for a in range(m):
+        i = cand_node[a]
+        k = cand_k[a]
+        _flush_node(i, nd, acc, clk)
+        fc[i] -= k
+        fm[i] -= k * mr
+        fdk[i] -= k * dr
+        if fc[i] == 0:
+            allocation.bit_set(bits, order_rank[i], False)
+        clk[C_SPEEDFREE] -= speed[i] * k
+        alloc_node[ptr + a] = i
+        alloc_k[ptr + a] = k
+        if speed[i] < smin:
+            smin = speed[i]
+    ctr[I_CURSOR] = ptr + m
+    ctr[I_FREE] -= n
+    ctr[I_STARTED] += 1
+    start, end, killed, nused, sminv, _bound, est_end, plan_end = out
+    start[j] = now
+    nused[j] = m
+    sminv[j] = smin
+    real = tau / smin
+    lim = est / smin
+    est_end[j] = now + lim
+    ht, hk, hkind, hd = heap
+    if real <= lim:
+        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], now + real, events.COMPUTE_END, ctr[I_SEQ], j)
+    else:
+        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], now + lim, events.KILL, ctr[I_SEQ], j)
+    ctr[I_SEQ] += 1
+    if policy_q == EASY:
+        run_end, run_n, run_job = run
+        _running_insert(run_end, run_n, run_job, ctr, now + lim, n, j)
+    elif policy_q == CONSERVATIVE:
+        pt, pf, meta, _pm = prof
+        if now + lim < plan_end[j]:      # faster nodes than planned: give the tail back
+            profile.add(pt, pf, meta, now + lim, plan_end[j], n)
+            plan_end[j] = now + lim
+            ctr[I_COMPRESS] = 1
+
+
+@kernel_inline
+def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ctr, acc, clk, prof,
+               policy_q: int) -> None:
+    """Job j's processes end (or are killed) at ``now``: free its resources."""
+    speed, fc, fm, fdk, order_rank, bits = nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
+    n, mr, dr = jb[1][j], jb[2][j], jb[3][j]
+    alloc_ptr, alloc_node, alloc_k = alloc
+    start, end, killed, nused, _smin, _bound, est_end, plan_end = out
+    ptr = alloc_ptr[j]
+    for a in range(nused[j]):
+        i = alloc_node[ptr + a]
+        k = alloc_k[ptr + a]
+        _flush_node(i, nd, acc, clk)
+        if fc[i] == 0:
+            allocation.bit_set(bits, order_rank[i], True)
+        fc[i] += k
+        fm[i] += k * mr
+        fdk[i] += k * dr
+        clk[C_SPEEDFREE] += speed[i] * k
+    ctr[I_FREE] += n
+    end[j] = now
+    killed[j] = 1 if was_killed else 0
+    if policy_q == EASY:
+        run_end, run_n, run_job = run
+        _running_remove(run_end, run_n, run_job, ctr, est_end[j], j)
+    elif policy_q == CONSERVATIVE:
+        pt, pf, meta, _pm = prof
+        if now < plan_end[j]:            # ended before its estimate: compress the queue
+            profile.add(pt, pf, meta, now, plan_end[j], n)
+            ctr[I_COMPRESS] = 1

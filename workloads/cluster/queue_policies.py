@@ -1,0 +1,236 @@
+"""Queue policies: which waiting jobs start at a scheduling pass (numba).
+
+- ``fcfs``: start the queue head while it fits *(our rule)*;
+- ``mpfs_scan``: queue ordered by requested cores, descending (ties by arrival); every
+  job that fits now starts;
+- ``easy``: start the head while it fits; then the head's shadow time is the first
+  estimated end of a running job at which it fits (every job ending at that instant
+  counted), ``extra`` the cores left over then; a later job starts now if it fits now
+  and either ends by its estimate before the shadow time or uses at most ``extra``
+  cores (which it then uses up);
+- ``conservative``: every waiting job holds a reservation in the free-core profile,
+  taken at arrival at its earliest fit; when capacity is given back early (a job ended
+  before its estimate) the queue is compressed in FCFS order, each job moving to its
+  earliest fit, never later; a job starts when its reservation time comes.
+
+Backfilling plans with the user's estimate, and completions use the real time. Planned
+durations on heterogeneous nodes *(our rule)*: EASY uses ``t / min s`` over the nodes
+the allocator gives the job now (the only time it decides); conservative plans every
+reservation with ``t / s_slowest`` (slowest node of the cluster), which never under-
+estimates, so no reservation is ever delayed; at the start the unused tail is given
+back and the queue compressed. With homogeneous speed 1 both are simply ``t``.
+
+Each pass takes the same state tuples as ``bookkeeping.start_job``. The queue array
+``q[ctr[I_QH]:ctr[I_QT]]`` holds the waiting jobs in queue order, with -1 where a job
+has started (``ctr[I_Q]`` live ones); a scan that stops early (no free core left) then
+costs only what it scanned, and :func:`compact` squeezes the holes out now and then.
+"""
+from __future__ import annotations
+
+import numba
+
+from ._jit import kernel, kernel_inline
+import numpy as np
+
+from . import allocation, events, profile
+from .bookkeeping import (CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
+                          I_UNPLACEABLE, start_job)
+
+
+@kernel_inline
+def _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k) -> int:
+    n = jb[1][j]
+    if n > ctr[I_FREE]:
+        return -1
+    return allocation.choose(alloc_policy, n, jb[2][j], jb[3][j], nd[4], nd[5], nd[6], nd[3],
+                             nd[7], nd[9], nd[10], rng, cand_node, cand_k)
+
+
+@kernel
+def compact(q, ctr) -> None:
+    """Remove the holes of started jobs; the live jobs keep their order."""
+    w = ctr[I_QH]
+    for k in range(ctr[I_QH], ctr[I_QT]):
+        if q[k] >= 0:
+            q[w] = q[k]
+            w += 1
+    ctr[I_QT] = w
+
+
+@kernel_inline
+def _maybe_compact(q, ctr) -> None:
+    if ctr[I_QT] - ctr[I_QH] > 2 * ctr[I_Q] + 64:
+        compact(q, ctr)
+
+
+@kernel_inline
+def _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
+                 policy_q) -> int:
+    """Start the queue head while it fits; returns the first job left (-1: queue empty)."""
+    while ctr[I_QH] < ctr[I_QT]:
+        j = q[ctr[I_QH]]
+        if j >= 0:
+            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+            if m < 0:
+                return j
+            start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+            ctr[I_Q] -= 1
+        ctr[I_QH] += 1
+    return -1
+
+
+@kernel_inline
+def fcfs_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+              rng, alloc_policy, policy_q) -> None:
+    _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
+                 policy_q)
+
+
+@kernel_inline
+def scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+              rng, alloc_policy, policy_q) -> None:
+    """Start every job that fits, in queue order (MPFS scan when q is MPFS-ordered).
+
+    Leaves the queue without holes (MPFS inserts by binary search)."""
+    w = ctr[I_QH]
+    for k in range(ctr[I_QH], ctr[I_QT]):
+        j = q[k]
+        if j < 0:
+            continue
+        m = -1
+        if ctr[I_FREE] > 0:
+            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+        if m < 0:
+            q[w] = j
+            w += 1
+        else:
+            start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+            ctr[I_Q] -= 1
+    ctr[I_QT] = w
+
+
+@kernel
+def _min_speed(speed, cand_node, m) -> float:
+    s = np.inf
+    for a in range(m):
+        if speed[cand_node[a]] < s:
+            s = speed[cand_node[a]]
+    return s
+
+
+@kernel_inline
+def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+              rng, alloc_policy, policy_q) -> None:
+    head = _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
+                        alloc_policy, policy_q)
+    if head < 0:
+        return
+    run_end, run_n, _run_job = run
+    need = jb[1][head]
+    avail = ctr[I_FREE]
+    shadow = np.inf
+    extra = 0
+    r = ctr[I_R]
+    for k in range(r):
+        avail += run_n[k]
+        if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
+            shadow = run_end[k]
+            extra = avail - need
+            break
+    bound = out[5]
+    if np.isnan(bound[head]):
+        bound[head] = shadow
+    est = jb[4]
+    speed = nd[3]
+    for k in range(ctr[I_QH] + 1, ctr[I_QT]):
+        if ctr[I_FREE] == 0:      # nothing more can start
+            break
+        j = q[k]
+        if j < 0:
+            continue
+        m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+        if m >= 0:
+            n = jb[1][j]
+            e = est[j] / _min_speed(speed, cand_node, m)
+            if now + e <= shadow or n <= extra:
+                if now + e > shadow:
+                    extra -= n
+                start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
+                          policy_q)
+                q[k] = -1
+                ctr[I_Q] -= 1
+    _maybe_compact(q, ctr)
+
+
+@kernel_inline
+def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
+    pt, pf, meta, _pm = prof
+    profile.add(pt, pf, meta, s, s + dplan[j], -jb[1][j])
+    res[j] = s
+    out[7][j] = s + dplan[j]
+    if np.isnan(out[5][j]):
+        out[5][j] = s
+    if s > now:   # wake up at the reservation time (stale wake-ups are ignored)
+        ht, hk, hkind, hd = heap
+        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], s, events.JOB_START, ctr[I_SEQ], j)
+        ctr[I_SEQ] += 1
+
+
+@kernel_inline
+def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+              rng, alloc_policy, policy_q) -> None:
+    """Start, in queue order, the jobs whose reservation time is now."""
+    for k in range(ctr[I_QH], ctr[I_QT]):
+        j = q[k]
+        if j >= 0 and res[j] == now:
+            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+            if m >= 0:
+                start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
+                          policy_q)
+                q[k] = -1
+                ctr[I_Q] -= 1
+            else:   # only possible if memory/disk bind, which check_params forbids
+                ctr[I_UNPLACEABLE] += 1
+    while ctr[I_QH] < ctr[I_QT] and q[ctr[I_QH]] < 0:
+        ctr[I_QH] += 1
+    _maybe_compact(q, ctr)
+
+
+@kernel_inline
+def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                      cand_k, rng, alloc_policy, policy_q) -> None:
+    pt, pf, meta, pm = prof
+    profile.prune(pt, pf, meta, now)
+    if ctr[I_COMPRESS] != 0:
+        ctr[I_COMPRESS] = 0
+        pm_ok = False
+        for k in range(ctr[I_QH], ctr[I_QT]):
+            j = q[k]
+            if j < 0:
+                continue
+            r = res[j]
+            n = jb[1][j]
+            if np.isnan(r):                 # arrived now: first placement
+                _reserve(j, profile.earliest(pt, pf, meta, now, n, dplan[j], np.inf), now, jb, out, heap, ctr,
+                         prof, res, dplan)
+                pm_ok = False
+                continue
+            if r <= now:
+                continue                    # cannot move earlier than now
+            if not pm_ok:
+                profile.prefix_max(pt, pf, meta, pm)
+                pm_ok = True
+            if profile.max_free_before(pt, meta, pm, r) < n:
+                continue                    # never n free cores before r: cannot move
+            s = profile.earliest(pt, pf, meta, now, n, dplan[j], r)
+            if s < r:
+                profile.add(pt, pf, meta, r, r + dplan[j], n)
+                _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan)
+                pm_ok = False
+    else:
+        for k in range(ctr[I_QT] - ctr[I_ARRIVED], ctr[I_QT]):   # this time's arrivals, at the tail
+            j = q[k]
+            _reserve(j, profile.earliest(pt, pf, meta, now, jb[1][j], dplan[j], np.inf), now, jb, out, heap, ctr,
+                     prof, res, dplan)
+    start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+              alloc_policy, policy_q)

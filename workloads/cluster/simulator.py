@@ -1,0 +1,212 @@
+"""The event-driven cluster simulator: one replication = one call of :func:`simulate`.
+
+Events are ordered by (time, priority, sequence) (``events.py``). At each event time the
+kernel accounts the interval since the previous time for the metrics, handles every
+event of the time, runs the queue policy once if the time held an arrival or a
+computation end (spec "Simulation"; conservative also starts jobs whose reservation
+time has come, at JOB_START events), then records the state that holds until the next
+time. Part 2 adds packet events as new branches of the dispatch in :func:`_run`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+
+from ._jit import kernel, kernel_inline
+import numpy as np
+
+from . import allocation, events, profile
+from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
+                          I_ARRIVED, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
+                          _advance_clocks, _flush_node, _record_state, finish_job)
+from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
+
+
+@kernel
+def _enqueue(q, ctr, j: int, n, mpfs: bool) -> None:
+    """Append job j (FCFS order), or insert it in (-cores, arrival) order for MPFS (the
+    MPFS queue has no holes: its scan pass compacts it)."""
+    qt = ctr[I_QT]
+    if not mpfs:
+        q[qt] = j
+    else:   # after every job with >= cores
+        lo, hi = ctr[I_QH], qt
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if n[q[mid]] >= n[j]:
+                lo = mid + 1
+            else:
+                hi = mid
+        for k in range(qt, lo, -1):
+            q[k] = q[k - 1]
+        q[lo] = j
+    ctr[I_QT] = qt + 1
+    ctr[I_Q] += 1
+
+
+@kernel_inline
+def _pass(policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+          rng, alloc_policy) -> None:
+    if policy_q == FCFS:
+        fcfs_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                  alloc_policy, policy_q)
+    elif policy_q == MPFS_SCAN:
+        scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                  alloc_policy, policy_q)
+    elif policy_q == EASY:
+        easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                  alloc_policy, policy_q)
+    else:
+        conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
+
+
+@kernel
+def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
+         dplan, q, cand_node, cand_k, rng) -> int:
+    """Run until every event is handled (returns 0) or the heap may overflow (returns 1:
+    the caller grows it and calls again; ``ctr[I_NEXT]`` remembers the next arrival)."""
+    submit, n = jb[0], jb[1]
+    start = out[0]
+    n_jobs = submit.size
+    ht, hk, hkind, hd = heap
+    ia = ctr[I_NEXT]
+    while True:
+        ta = submit[ia] if ia < n_jobs else np.inf
+        th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
+        t = min(ta, th)
+        if t == np.inf:
+            break
+        # room for every event this time can push (a wake-up and an end per queued job)
+        k = ia
+        while k < n_jobs and submit[k] == t:
+            k += 1
+        if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
+            ctr[I_NEXT] = ia
+            return 1
+        _advance_clocks(t, clk)
+        trigger = False
+        due = False
+        arrived = 0
+        while ia < n_jobs and submit[ia] == t:       # priority 1: arrivals
+            _enqueue(q, ctr, ia, n, policy_q == MPFS_SCAN)
+            ia += 1
+            arrived += 1
+            trigger = True
+        while ctr[I_HSIZE] > 0 and ht[0] == t:
+            _t, kind, d, ctr[I_HSIZE] = events.heap_pop(ht, hk, hkind, hd, ctr[I_HSIZE])
+            if kind == events.COMPUTE_END:
+                finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                trigger = True
+            elif kind == events.KILL:
+                finish_job(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                trigger = True
+            elif kind == events.JOB_START:
+                if np.isnan(start[d]) and res[d] == t:
+                    due = True
+        ctr[I_ARRIVED] = arrived
+        if trigger:
+            _pass(policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                  rng, alloc_policy)
+        elif due:
+            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                      alloc_policy, policy_q)
+        _record_state(ctr, clk, total_cores, cl_mask)
+    for i in range(nd[0].size):
+        _flush_node(i, nd, acc, clk)
+    ctr[I_NEXT] = ia
+    return 0
+
+
+@dataclass
+class Result:
+    """Per-job schedule and per-node integrals of one replication (times in s)."""
+
+    start: np.ndarray        # NaN if never started (unplaceable)
+    end: np.ndarray
+    killed: np.ndarray       # int8
+    nodes_used: np.ndarray   # distinct nodes of each job
+    min_speed: np.ndarray    # slowest allocated node's speed
+    bound: np.ndarray        # guaranteed start (EASY first shadow / first reservation), NaN if none
+    node_core_util: np.ndarray   # per node, time-averaged used-core fraction over delta-masked time
+    node_mem_util: np.ndarray
+    node_disk_util: np.ndarray
+    masked_time: float       # sum dt delta
+    sigma_time: float        # sum dt sigma
+    cl_integral: float       # sum_k dt sigma sum_i s_i P_ik
+    unplaceable: int         # reservations that came due but could not be placed
+
+
+def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
+             estimate: np.ndarray, tau: np.ndarray, node_cores: np.ndarray, node_mem: np.ndarray,
+             node_disk: np.ndarray, node_speed: np.ndarray, queue: str, allocation_policy: str,
+             rng_seed: int, cl_mask: str = "queue_nonempty_and_not_all_idle") -> Result:
+    """Simulate one job flow on one cluster.
+
+    Jobs must be in queue order (submit ascending, ties by id). ``cores_req`` processes
+    per job, each needing ``mem_req`` / ``disk_req`` KB; ``estimate`` (t) and ``tau``
+    in seconds on unit-speed cores. Nodes: cores, memory and disk (KB), speed >= 1
+    relative to the slowest. ``rng_seed`` seeds the allocation stream (Random First).
+    """
+    submit = np.ascontiguousarray(submit, np.float64)
+    nj = submit.size
+    if nj and np.any(np.diff(submit) < 0):
+        raise ValueError("jobs must be sorted by submit time")
+    if queue not in ("fcfs", "mpfs_scan", "easy", "conservative"):
+        raise ValueError(f"queue {queue!r} not one of fcfs, mpfs_scan, easy, conservative")
+    if allocation_policy not in allocation.NAMES:
+        raise ValueError(f"allocation {allocation_policy!r} not one of {', '.join(allocation.NAMES)}")
+    policy_q = ("fcfs", "mpfs_scan", "easy", "conservative").index(queue)
+    alloc_policy = allocation.NAMES.index(allocation_policy)
+    mask = ("queue_nonempty_and_not_all_idle", "queue_nonempty").index(cl_mask)
+    n = np.ascontiguousarray(cores_req, np.int64)
+    cores = np.ascontiguousarray(node_cores, np.int64)
+    speed = np.ascontiguousarray(node_speed, np.float64)
+    p = cores.size
+    total = int(cores.sum())
+    if nj and n.max() > total:
+        raise ValueError(f"a job asks for {n.max()} cores, the cluster has {total}")
+    order = allocation.node_order(alloc_policy, speed)
+    rank = np.empty(p, np.int64)
+    rank[order] = np.arange(p)
+    bits = np.zeros((p + 63) // 64, np.uint64)
+    for i in range(p):
+        if cores[i] > 0:
+            allocation.bit_set(bits, rank[i], True)
+    mem = np.ascontiguousarray(node_mem, np.float64)
+    disk = np.ascontiguousarray(node_disk, np.float64)
+    nd = (cores, mem, disk, speed, cores.copy(), mem.copy(), disk.copy(), order, rank, bits, np.empty(p, np.int64))
+    est = np.ascontiguousarray(estimate, np.float64)
+    jb = (submit, n, np.ascontiguousarray(mem_req, np.float64), np.ascontiguousarray(disk_req, np.float64),
+          est, np.ascontiguousarray(tau, np.float64))
+    nan = np.full(nj, np.nan)
+    out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
+           nan.copy(), np.full(nj, np.inf))
+    total_procs = int(n.sum())
+    alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
+    run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
+    heap = events.heap_new(2 * nj + 16)
+    ctr = np.zeros(N_CTR, np.int64)
+    ctr[I_FREE] = total
+    acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
+    clk = np.zeros(N_CLK)
+    clk[C_SPEEDFREE] = float((speed * cores).sum())
+    clk[C_TPREV] = submit[0] if nj else 0.0
+    prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
+    prof = (prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64))
+    res = nan.copy()
+    dplan = est / speed.min()
+    q = np.zeros(nj + 1, np.int64)
+    rng = np.array([rng_seed], dtype=np.uint64)
+    cand_node = np.zeros(p, np.int64)
+    cand_k = np.zeros(p, np.int64)
+    while _run(policy_q, alloc_policy, mask, total, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+               q, cand_node, cand_k, rng):
+        heap = events.heap_grow(*heap)
+    md = clk[C_MDELTA]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u, m_, d_ = (a / md for a in acc[1:])
+    return Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
+                  node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
+                  sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]))

@@ -1,0 +1,151 @@
+"""Standard Workload Format (Parallel Workloads Archive) traces: read and write.
+
+Field semantics (``shared/spec/cluster.md``, PWA definitions, 1-based field numbers):
+processors = allocated (5), or requested (8) when field 5 <= 0; run time = field 4;
+estimate = max(requested time (9), run time, 1 s), so no trace job is ever killed.
+Jobs with run time < 0 or no processor count are dropped (``dropped_invalid``), jobs
+larger than the machine are dropped (``dropped_too_large``). Queue order: submit time,
+ties by job id. Lines starting with ``;`` are header lines (``; MaxProcs: N``); a data
+line that does not have exactly 18 numeric fields is an error naming file and line.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+N_FIELDS = 18
+_MAXPROCS = re.compile(r";\s*MaxProcs:\s*(-?\d+)")
+
+
+class SWFError(ValueError):
+    """A malformed SWF file; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A parsed trace, jobs in queue order (submit, id). Times in seconds."""
+
+    path: str
+    max_procs: int          # machine size used (header MaxProcs or the override)
+    job_id: np.ndarray      # int64
+    submit: np.ndarray      # float64
+    run: np.ndarray         # float64, the real run time
+    procs: np.ndarray       # int64
+    estimate: np.ndarray    # float64, max(requested, run, 1)
+    dropped_invalid: int
+    dropped_too_large: int
+
+    @property
+    def n_jobs(self) -> int:
+        return int(self.job_id.size)
+
+
+def _open(path: str):
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
+def read_fields(path: str) -> tuple[np.ndarray, int | None]:
+    """All data records as a float64 ``(n, 18)`` array, and the header's MaxProcs (or None).
+
+    Raises :class:`SWFError` naming the file and 1-based line number of the first
+    malformed record (wrong field count or a non-numeric field).
+    """
+    header_procs = None
+    tokens: list[str] = []
+    lines: list[int] = []
+    with _open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            s = line.strip()
+            if not s:
+                continue
+            if s[0] == ";":
+                m = _MAXPROCS.match(s)
+                if m:
+                    header_procs = int(m.group(1))
+                continue
+            parts = s.split()
+            if len(parts) != N_FIELDS:
+                raise SWFError(f"{path}, line {lineno}: expected {N_FIELDS} fields, found {len(parts)}: {s[:80]!r}")
+            tokens.extend(parts)
+            lines.append(lineno)
+    try:
+        data = np.array(tokens, dtype=np.float64).reshape(-1, N_FIELDS)
+    except ValueError:
+        data = None
+    if data is None or not np.all(np.isfinite(data)):
+        for k, lineno in enumerate(lines):  # slow path, only to name the bad line
+            for f, tok in enumerate(tokens[k * N_FIELDS:(k + 1) * N_FIELDS], 1):
+                try:
+                    ok = np.isfinite(float(tok))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise SWFError(f"{path}, line {lineno}: field {f} is not a finite number: {tok!r}")
+    return data, header_procs
+
+
+def read(path: str, max_procs: int = 0) -> Trace:
+    """Parse ``path`` (.swf or .swf.gz) with the field rules of this module.
+
+    ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
+    """
+    data, header_procs = read_fields(path)
+    m = max_procs if max_procs > 0 else header_procs
+    if m is None or m <= 0:
+        raise SWFError(f"{path}: no '; MaxProcs:' header line; set trace_max_procs")
+    job_id = data[:, 0].astype(np.int64)
+    submit, run = data[:, 1], data[:, 3]
+    procs = data[:, 4].astype(np.int64)
+    procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
+    valid = (run >= 0) & (procs > 0)
+    too_large = valid & (procs > m)
+    keep = valid & ~too_large
+    est = np.maximum(np.maximum(data[:, 8], run), 1.0)
+    order = np.lexsort((job_id[keep], submit[keep]))
+    return Trace(path=path, max_procs=int(m), job_id=job_id[keep][order], submit=submit[keep][order],
+                 run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
+                 dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()))
+
+
+@lru_cache(maxsize=8)
+def _read_cached(path: str, max_procs: int, mtime_ns: int, size: int) -> Trace:
+    return read(path, max_procs)
+
+
+def read_cached(path: str, max_procs: int = 0) -> Trace:
+    """:func:`read`, parsed once per process (keyed by path, override, mtime and size)."""
+    st = os.stat(path)
+    return _read_cached(os.path.abspath(path), int(max_procs), st.st_mtime_ns, st.st_size)
+
+
+def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, end: np.ndarray,
+          procs: np.ndarray, estimate: np.ndarray, killed: np.ndarray, max_procs: int,
+          comment: str = "simulated schedule") -> None:
+    """Write a simulated schedule as SWF (gzip if ``path`` ends in .gz).
+
+    Fields written: 1 id, 2 submit, 3 wait = start − submit, 4 run = end − start,
+    5 allocated = 8 requested = procs, 9 requested time = estimate, 11 status
+    (1 completed, 0 killed at its estimate); every other field −1. Times are written with
+    up to 6 decimals (integers stay integers), so an integer trace round-trips exactly.
+    """
+    def num(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:.6f}".rstrip("0")
+
+    opener = gzip.open(path, "wt") if path.endswith(".gz") else open(path, "w")
+    with opener as fh:
+        fh.write(f"; {comment}\n; MaxProcs: {int(max_procs)}\n")
+        for k in range(len(job_id)):
+            f = ["-1"] * N_FIELDS
+            f[0] = str(int(job_id[k]))
+            f[1] = num(submit[k])
+            f[2] = num(start[k] - submit[k])
+            f[3] = num(end[k] - start[k])
+            f[4] = f[7] = str(int(procs[k]))
+            f[8] = num(estimate[k])
+            f[10] = "0" if killed[k] else "1"
+            fh.write(" ".join(f) + "\n")
