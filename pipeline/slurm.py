@@ -127,8 +127,8 @@ def _validate(o: dict[str, Any], source: dict[str, str]) -> None:
                 raise ValueError
         except (ValueError, TypeError):
             raise bad("memory", "must be a positive size such as 4GB or 500MB") from None
-    if not isinstance(o["walltime"], str):  # YAML reads an unquoted 01:00:00 as 3600
-        raise bad("walltime", "must be a string in Slurm time syntax; quote it in YAML: \"01:00:00\"")
+    if not isinstance(o["walltime"], str):  # YAML reads an unquoted 4:00:00 as 14400
+        raise bad("walltime", "must be a string in Slurm time syntax; quote it in YAML: \"04:00:00\"")
     try:
         walltime_seconds(o["walltime"])
     except ValueError:

@@ -1,0 +1,83 @@
+"""Slurm options without a Slurm: profile < CLI precedence, validation messages, Slurm time
+syntax, retirement before walltime, and the job script a worker job gets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline import slurm as S
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _profile(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_cli_overrides_profile_overrides_defaults(tmp_path):
+    prof = _profile(tmp_path, 'jobs: 7\nmemory: 3GB\nwalltime: "02:00:00"\npartition: short\ninterface: lo\n')
+    o = S.resolve_options(profile=prof, jobs=3, partition="long")
+    assert (o.jobs, o.partition) == (3, "long")                      # explicit options win
+    assert (o.memory, o.walltime, o.interface) == ("3GB", "02:00:00", "lo")  # profile values kept
+    assert o.cores_per_job == S.SlurmOptions().cores_per_job        # default where neither says
+    assert S.resolve_options(profile=prof).jobs == 7
+
+
+def test_min_jobs_is_clamped_to_jobs_and_memory_defaults_per_core(tmp_path):
+    o = S.resolve_options(profile=_profile(tmp_path, "min_jobs: 5\n"), jobs=2, cores_per_job=3)
+    assert (o.min_jobs, o.jobs) == (2, 2)
+    assert o.job_memory() == "6GB"
+
+
+@pytest.mark.parametrize("text, key", [
+    ("jobz: 3\n", "jobz"),
+    ("walltime: 4:00:00\n", "walltime"),      # unquoted: YAML 1.1 makes it the number 14400
+    ("jobs: 0\n", "jobs"),
+    ("cores_per_job: 1.5\n", "cores_per_job"),
+    ("memory: lots\n", "memory"),
+    ('walltime: "1:2:3:4"\n', "walltime"),
+    ("job_script_prologue: module load x\n", "job_script_prologue"),
+])
+def test_bad_profile_entries_are_named(tmp_path, text, key):
+    with pytest.raises(S.SlurmOptionError, match=key):
+        S.resolve_options(profile=_profile(tmp_path, text))
+
+
+def test_bad_cli_value_names_the_option():
+    with pytest.raises(S.SlurmOptionError, match=r"jobs = -1 \(from --jobs\)"):
+        S.resolve_options(jobs=-1)
+    with pytest.raises(S.SlurmOptionError, match="no such file"):
+        S.resolve_options(profile="no-such-profile")
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("90", 90 * 60), ("5:30", 5 * 60 + 30), ("01:00:00", 3600), ("2-0", 2 * 86400),
+    ("1-02:03", 86400 + 2 * 3600 + 3 * 60), ("1-02:03:04", 86400 + 2 * 3600 + 3 * 60 + 4),
+])
+def test_walltime_in_slurm_syntax(text, seconds):
+    assert S.walltime_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("walltime", ["00:01:00", "00:30:00", "04:00:00", "3-00:00:00"])
+def test_workers_retire_before_walltime(walltime):
+    total = S.walltime_seconds(walltime)
+    args = S.lifetime_args(walltime)
+    lifetime = int(args[args.index("--lifetime") + 1].rstrip("s"))
+    stagger = int(args[args.index("--lifetime-stagger") + 1].rstrip("s"))
+    assert lifetime + stagger < total          # the latest retirement is still before the walltime
+    assert lifetime - stagger >= 0.8 * total   # and not much earlier than needed
+
+
+def test_shipped_profiles_load_and_make_the_job_script():
+    site = S.resolve_options(profile=str(REPO / "slurm" / "example-site.yaml"))
+    script = S.job_script(site)
+    for line in ("#SBATCH -p compute", "#SBATCH -A myproject", "#SBATCH --cpus-per-task=16",
+                 "#SBATCH -t 04:00:00", "#SBATCH --qos=normal", "module load python/3.11",
+                 "--nworkers 16", "--nthreads 1", "--interface ib0", "--local-directory $TMPDIR",
+                 "export OMP_NUM_THREADS=1"):
+        assert line in script, line
+    local = S.resolve_options(profile="local")  # a bare name finds slurm/local.yaml
+    assert local.interface == "lo" and "--interface lo" in S.job_script(local)
