@@ -112,6 +112,10 @@ def draw(ax: Axes, da: xr.DataArray, x: str, hue: str | None) -> None:
             err = np.vstack([mean - low, high - mean])
             err = np.where(np.isfinite(err), err, 0.0)
             ax.errorbar(pos, mean, yerr=err, fmt="o", ms=4, capsize=3, color=color, label=name)
+    defined = bool(np.isfinite(da.sel(stat="mean").values).any())
+    if not defined:
+        ax.text(0.5, 0.5, "no defined value\n(NaN in every cell)", transform=ax.transAxes, ha="center",
+                va="center", color="0.4")
     if numeric:
         if wants_log(xs):
             ax.set_xscale("log")
@@ -121,7 +125,7 @@ def draw(ax: Axes, da: xr.DataArray, x: str, hue: str | None) -> None:
         ax.set_xlim(-0.5, len(xs) - 0.5)
     if "paired" in da.attrs:
         ax.axhline(0.0, color="0.4", linewidth=0.8, linestyle="--")
-    if hue is not None:
+    if hue is not None and defined:
         ax.legend(fontsize="small", title=None)
     ax.grid(True, alpha=0.3)
 

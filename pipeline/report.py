@@ -134,7 +134,8 @@ def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figur
         plot.draw(ax, da, x, hue)
         ax.set_xlabel(plot.x_label(ds, x), fontsize="small")
         ax.set_ylabel(plot.y_label(da, metric), fontsize="small")
-        ax.set_title(metric, fontsize="medium")
+        extra = {k: v for k, v in fixed_here.items() if k not in ds.attrs.get("dims", [])}
+        ax.set_title(metric + "".join(f" ({k}={v})" for k, v in extra.items()), fontsize="medium")
         ax.tick_params(labelsize="small")
         counts.append(da.sel(stat="n").values.ravel())
         fixed.update(fixed_here)

@@ -29,6 +29,8 @@ REPLICATIONS = 4
 TINY: dict[str, dict] = {
     "mm1": {"params": {"warmup": 100},
             "sweep": {"customers": [300, 3000, 30000], "arrival_rate": [0.3, 0.6]}},
+    "cluster": {"params": {"jobs": 100, "nodes": 8},
+                "sweep": {"queue": ["fcfs", "easy"], "load": [0.5, 0.9]}},
     "desktop_grid": {"params": {"horizon": 300.0},
                      "sweep": {"policy": ["fcfs", "gcmu"], "arrival_scale": [0.5, 1.0]}},
     "slot_selection": {"params": {"nodes": 20},
