@@ -56,7 +56,8 @@ def test_crossover_and_mutation_keep_mask_and_processes(seed, parallel):
     n_procs = problem.n_procs
     for a in range(s.population):
         b = (a + 1) % s.population
-        body, header = crossover(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, rng)
+        body, header = np.empty_like(pop.bodies[a]), np.empty_like(pop.headers[a])
+        crossover(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, rng, body, header, scratch)
         # the child always holds every process once and respects the mask; when it can be
         # timed (the GA keeps it only then), it is a consistent schedule
         assert sorted(body) == list(range(n_procs)) and header.sum() == n_procs

@@ -28,7 +28,7 @@ import numpy as np
 from .baselines import backfill_kernel, fcfs_kernel
 from .model import Problem
 from .objectives import OBJECTIVES
-from .operators import evaluate, evolve, random_swaps, ranking
+from .operators import evaluate, evolve, make_scratch, random_swaps, ranking
 
 DOCKING = ("tau_first", "idle_genes_only")
 
@@ -104,7 +104,7 @@ def _context(problem: Problem) -> tuple:
 
 
 def _scratch(problem: Problem) -> tuple:
-    return np.zeros(problem.n_jobs), np.zeros(problem.n_jobs), np.zeros(problem.n_procs, np.int64)
+    return make_scratch(problem.n_procs, problem.n_units, problem.n_jobs)
 
 
 def init_island(problem: Problem, settings: GASettings, rng: np.random.Generator) -> IslandState:

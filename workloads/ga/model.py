@@ -75,6 +75,7 @@ class Problem:
             np.ascontiguousarray(self.width, np.int64), np.ascontiguousarray(self.length, np.float64),
             np.ascontiguousarray(self.prio, np.int64), np.ascontiguousarray(self.pred, np.int64),
             np.ascontiguousarray(self.mask, np.bool_), self.proc_job, self.job_first,
+            bool(np.all(self.width == 1) and np.all(self.pred < 0)),
         )
 
     def validate(self) -> None:
@@ -98,7 +99,8 @@ class Problem:
                 raise ValueError(f"job {j} (width {self.width[j]}) has no group with enough allowed units")
 
 
-ARRAYS_DOC = "(speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first)"
+ARRAYS_DOC = "(speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple)"
+"""``simple``: every job is non-parallel and none has a predecessor (decoding is then one pass)."""
 
 
 @numba.njit(cache=True)
@@ -120,14 +122,53 @@ def decode(body, header, P, start, dur, unit_of):
     dependencies, a job on units of several groups or twice on one unit, a process
     missing or placed twice); the outputs are then meaningless.
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first = P
+    C = header.shape[0]
+    N = body.shape[0]
+    J = P[4].shape[0]
+    return decode_into(body, header, P, start, dur, unit_of, np.empty(N, np.int64), np.empty(C + 1, np.int64),
+                       np.empty(C, np.int64), np.empty(C), np.empty(J, np.bool_))
+
+
+@numba.njit(cache=True)
+def _decode_simple(body, header, speed, ready, length, proc_job, start, dur, unit_of, pos_of):
+    """Non-parallel jobs without dependencies: each unit's slots run back to back."""
+    N = body.shape[0]
+    pos_of[:] = -1
+    i = 0
+    for m in range(header.shape[0]):
+        t = ready[m]
+        for _ in range(header[m]):
+            if i >= N:
+                return False
+            u = body[i]
+            if u < 0 or u >= N or pos_of[u] >= 0:
+                return False
+            pos_of[u] = i
+            unit_of[u] = m
+            j = proc_job[u]
+            start[j] = t
+            dur[j] = length[j] / speed[m]
+            t += dur[j]
+            i += 1
+    return i == N
+
+
+@numba.njit(cache=True)
+def decode_into(body, header, P, start, dur, unit_of, pos_of, seg, ptr, avail, done):
+    """:func:`decode` with its work arrays given (``pos_of[N]``, ``seg[C+1]``, ``ptr[C]``,
+    ``avail[C]``, ``done[J]``), so the GA's inner loop allocates nothing."""
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple = P
     C = header.shape[0]
     N = body.shape[0]
     J = width.shape[0]
-    seg = segment_starts(header)
+    if simple:
+        return _decode_simple(body, header, speed, ready, length, proc_job, start, dur, unit_of, pos_of)
+    seg[0] = 0
+    for m in range(C):
+        seg[m + 1] = seg[m] + header[m]
     if seg[C] != N:
         return False
-    pos_of = np.full(N, -1, np.int64)
+    pos_of[:] = -1
     for m in range(C):
         for i in range(seg[m], seg[m + 1]):
             u = body[i]
@@ -137,6 +178,9 @@ def decode(body, header, P, start, dur, unit_of):
             unit_of[u] = m
     for j in range(J):
         f = job_first[j]
+        if width[j] == 1:
+            dur[j] = length[j] / speed[unit_of[f]]
+            continue
         mink = np.inf
         g = group[unit_of[f]]
         for u in range(f, f + width[j]):
@@ -148,9 +192,9 @@ def decode(body, header, P, start, dur, unit_of):
                     return False
             mink = min(mink, speed[m])
         dur[j] = length[j] / mink
-    ptr = seg[:C].copy()
-    avail = ready.copy()
-    done = np.zeros(J, np.bool_)
+    ptr[:] = seg[:C]
+    avail[:] = ready
+    done[:] = False
     remaining = J
     progress = True
     while progress and remaining > 0:

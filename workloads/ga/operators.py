@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .model import decode, segment_starts
+from .model import decode_into, segment_starts
 from .objectives import better, fitness, tau as docking_gap
 
 
@@ -36,8 +36,18 @@ def unit_at_positions(header):
 
 
 @numba.njit(cache=True)
+def make_scratch(N, C, J):
+    """Work arrays shared by the operators: start, dur, unit_of (decode's outputs), then
+    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load)."""
+    return (np.zeros(J), np.zeros(J), np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(C + 1, np.int64),
+            np.zeros(C, np.int64), np.zeros(C), np.zeros(J, np.bool_), np.zeros(N, np.int64),
+            np.zeros(N, np.int64), np.zeros(C))
+
+
+@numba.njit(cache=True)
 def _consistent(body, header, P, scratch) -> bool:
-    return decode(body, header, P, scratch[0], scratch[1], scratch[2])
+    return decode_into(body, header, P, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5],
+                       scratch[6], scratch[7])
 
 
 @numba.njit(cache=True)
@@ -140,7 +150,7 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
 
 
 @numba.njit(cache=True)
-def crossover(body_a, header_a, body_b, header_b, P, rng):
+def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch):
     """Two-point crossover over unit indices (source; details our rule).
 
     Break points ``c1 < c2`` are uniform; the child takes parent B's units ``c1 .. c2-1``
@@ -149,25 +159,26 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
     Missing jobs are then appended in arrival order by mask-FCFS on the child's unit
     loads (``ready`` + sum of slot lengths): a non-parallel job to the allowed unit with
     the least load, a parallel job to the ``w`` least-loaded allowed units of the group
-    where the ``w``-th smallest load is least. Ties: lower index. Returns ``(body,
-    header)``; the header is recomputed.
+    where the ``w``-th smallest load is least. Ties: lower index. The child is written
+    into ``body`` and ``header`` (recomputed).
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
     C = header_a.shape[0]
     N = body_a.shape[0]
     J = width.shape[0]
     c1 = rng.integers(0, C)
     c2 = rng.integers(c1 + 1, C + 1)
-    seg_a = segment_starts(header_a)
-    seg_b = segment_starts(header_b)
-    unit_of = np.full(N, -1, np.int64)
-    src = np.zeros(N, np.int64)
-    walk = np.empty(N, np.int64)   # kept processes in walk order, then appended ones
-    s = 0
+    unit_of, src, walk, load = scratch[2], scratch[8], scratch[9], scratch[10]
+    unit_of[:] = -1
+    s = 0   # walk: kept processes in walk order, then appended ones
+    lo_a = 0
+    lo_b = 0
     for m in range(C):
         from_b = c1 <= m < c2
-        lo = seg_b[m] if from_b else seg_a[m]
-        hi = seg_b[m + 1] if from_b else seg_a[m + 1]
+        lo = lo_b if from_b else lo_a
+        hi = lo + (header_b[m] if from_b else header_a[m])
+        lo_a += header_a[m]
+        lo_b += header_b[m]
         for i in range(lo, hi):
             u = body_b[i] if from_b else body_a[i]
             if unit_of[u] < 0:
@@ -192,7 +203,30 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
             walk[kept] = walk[i]
             kept += 1
     s = kept
-    load = ready.copy()
+    if s < N:   # some processes are missing: append them by mask-FCFS on the loads
+        _append_missing(P, unit_of, walk, s, load)
+    # a unit's processes keep their walk order, appended ones come last
+    header[:] = 0
+    for u in range(N):
+        header[unit_of[u]] += 1
+    fill = scratch[4]
+    fill[0] = 0
+    for m in range(C):
+        fill[m + 1] = fill[m] + header[m]
+    for i in range(N):
+        u = walk[i]
+        body[fill[unit_of[u]]] = u
+        fill[unit_of[u]] += 1
+
+
+@numba.njit(cache=True)
+def _append_missing(P, unit_of, walk, s, load):
+    """Place the jobs whose processes have ``unit_of < 0``, appending them to ``walk``."""
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    C = speed.shape[0]
+    N = proc_job.shape[0]
+    J = width.shape[0]
+    load[:] = ready
     for u in range(N):
         if unit_of[u] >= 0:
             load[unit_of[u]] += length[proc_job[u]] / speed[unit_of[u]]
@@ -232,24 +266,13 @@ def crossover(body_a, header_a, body_b, header_b, P, rng):
             walk[s] = f + i
             s += 1
             load[chosen[i]] = t + length[j] / mink
-    # a unit's processes keep their walk order, appended ones come last
-    header = np.zeros(C, np.int64)
-    for u in range(N):
-        header[unit_of[u]] += 1
-    fill = segment_starts(header)
-    body = np.empty(N, np.int64)
-    for i in range(N):
-        u = walk[i]
-        body[fill[unit_of[u]]] = u
-        fill[unit_of[u]] += 1
-    return body, header
 
 
 @numba.njit(cache=True)
 def evaluate(body, header, P, objective, use_tau, period_end, scratch):
     """``(consistent, tau, fitness)``; tau is 0 when docking does not rank (``use_tau``)."""
-    start, dur, unit_of = scratch
-    if not decode(body, header, P, start, dur, unit_of):
+    start, dur = scratch[0], scratch[1]
+    if not _consistent(body, header, P, scratch):
         return False, np.inf, np.inf
     t = docking_gap(body, header, P, start) if use_tau else 0.0
     return True, t, fitness(body, header, P, start, dur, objective, period_end)
@@ -281,7 +304,7 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objecti
     Z = bodies.shape[0]
     N = bodies.shape[1]
     J = P[4].shape[0]
-    scratch = (np.zeros(J), np.zeros(J), np.zeros(N, np.int64))
+    scratch = make_scratch(N, headers.shape[1], J)
     # two generations' buffers used in turn; the result is copied back once at the end
     cur_b, cur_h, cur_t, cur_f = bodies, headers, taus, fits
     new_b = np.empty_like(bodies)
@@ -305,20 +328,20 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objecti
                     break
                 p1, p2 = (a, b) if child == 0 else (b, a)
                 t, f = cur_t[p1], cur_f[p1]
+                copy_parent = True
                 if do_cx:
-                    cb, ch = crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng)
+                    crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng, new_b[k], new_h[k], scratch)
                     counters[1] += 1
-                    ok, t2, f2 = evaluate(cb, ch, P, objective, use_tau, period_end, scratch)
+                    ok, t2, f2 = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
                     if ok:
                         counters[0] += 1
                         t, f = t2, f2
+                        copy_parent = False
                     else:
                         counters[2] += 1
-                        cb, ch = cur_b[p1], cur_h[p1]
-                else:
-                    cb, ch = cur_b[p1], cur_h[p1]
-                new_b[k] = cb
-                new_h[k] = ch
+                if copy_parent:
+                    new_b[k] = cur_b[p1]
+                    new_h[k] = cur_h[p1]
                 swaps = mutate(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
                                index_in_width, scratch)
                 counters[3] += swaps
