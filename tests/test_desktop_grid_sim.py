@@ -66,9 +66,11 @@ def test_mmc_matches_erlang_c(tmp_path, lam):
     """One class, c = 3 identical dedicated machines, FCFS: W within the 99% CI of Erlang C."""
     params = dg.default_params(system="custom", rates_file=_rates_file(tmp_path, [[1.0] * 3]),
                                alpha=(lam,), policy="fcfs", horizon=20_000.0, warmup=1_000.0)
-    w = [dg.simulate(params, seed)["W"] for seed in range(20)]
-    lo, hi = _ci(w)
+    runs = [dg.simulate(params, seed) for seed in range(20)]
+    lo, hi = _ci([r["W"] for r in runs])
     assert lo <= erlang_c_sojourn(lam, 1.0, 3) <= hi
+    lo, hi = _ci([r["utilisation"] for r in runs])       # busy fraction = lambda / (c mu)
+    assert lo <= lam / 3.0 <= hi
 
 
 def test_mm1_breakdowns_resubmission_known_mean(tmp_path):

@@ -12,6 +12,11 @@ search). All six are spawned and the up/down periods, chain keys and estimation 
 drawn in full for every policy, so arrivals, work, failures and CPU paths are common to
 all policies of a replication (only the restart work of interrupted tasks depends on
 which tasks a policy had running).
+
+With a CPU chain (``cpu = markov``) every policy, and the LP, uses ``a_j`` = the stationary
+mean of machine j's chain (source, for the LP); the true level only drives the work.
+The LP is solved before the kernel runs, once per distinct (available set, estimates) key
+of the precomputed availability timeline (see ``policies.py``, ``timeline.py``).
 """
 from __future__ import annotations
 
@@ -100,7 +105,8 @@ METRICS = (
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
     Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),
-    Metric("utilisation", "1", "busy machine-time / (M (horizon - warmup)), lost work included"),
+    Metric("utilisation", "1", "busy machine-time / (M (end - warmup)), lost work included; end = "
+           "horizon, or when an unstable run stopped"),
     Metric("events", "events", "arrivals, completions and availability changes simulated"),
     Metric("tasks_arrived", "tasks", "tasks that arrived by the horizon"),
     Metric("tasks_completed", "tasks", "tasks completed in [warmup, horizon]"),
@@ -275,7 +281,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
                            np.asarray(script[2], float), np.asarray(script[3], float))
     sum_w = np.zeros(n)
     cnt_w = np.zeros(n, np.int64)
-    busy = np.zeros(1)
+    busy = np.zeros(2)
     stats = np.zeros(7, np.int64)
     tr_t = np.zeros(trace)
     tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
@@ -308,7 +314,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
         "lp_degenerate": float((table.n_zeros > table.z0).sum()) if table.z0[0] >= 0 else np.nan,
         "robust_fallbacks": float(table.robust_fallbacks),
         "resubmissions": float(stats[ST_RESUB]),
-        "utilisation": busy[0] / (m * (p["horizon"] - p["warmup"])),
+        "utilisation": busy[0] / (m * (busy[1] - p["warmup"])) if busy[1] > p["warmup"] else np.nan,
         "events": float(stats[ST_EVENTS]),
         "tasks_arrived": float(stats[ST_ARRIVED]),
         "tasks_completed": float(done),

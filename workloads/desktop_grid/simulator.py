@@ -147,7 +147,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               horizon, warmup, queue_bound, requeue_now,
               sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task):
     """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
-    ``busy_out[0]`` (busy machine-time in [warmup, horizon]) and ``stats``."""
+    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``."""
     n, m = mu_nom.shape
     inf = np.inf
     scripted = script_t.shape[0] > 0
@@ -438,6 +438,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         if busy_task[j] >= 0:
             busy_acc += max(0.0, end - max(busy_since[j], warmup))
     busy_out[0] = busy_acc
+    busy_out[1] = end
     stats[ST_EVENTS] = events
     stats[ST_ARRIVED] = arrived
     stats[ST_RESUB] = resub
