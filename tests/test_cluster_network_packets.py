@@ -1,0 +1,117 @@
+"""The packet network and SPMD jobs: idle formula, hand-checked contention, naive oracle."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from workloads.cluster import network as N, spmd as S, topology as T
+from tests.naive_cluster_network import idle_formula, packet_sim
+
+G, B = 1024.0, 1.25e9
+
+
+def _alone(topo, s, t, npk, tr, g=G):
+    arr, st_ = N.simulate_messages(topo, [s], [t], [npk], [0.0], packet_size=g, t_routing=tr)
+    return arr[0], st_
+
+
+def test_idle_message_equals_formula_routing_and_link_bottleneck():
+    topo = T.torus((4, 4))
+    for tr in (1e-6, 1e-7, 0.0):                  # routing-bound, link-bound, no routing
+        for s, t, npk in ((0, 10, 5), (3, 12, 1), (5, 6, 17)):
+            got, st_ = _alone(topo, s, t, npk, tr)
+            want = idle_formula([G / B] * int(topo.hops[s, t]), npk, tr)
+            assert abs(got - want) <= 1e-12 * want      # same sum in another order
+            assert abs(st_.acc[N.A_FREETIME] - got) <= 1e-12 * want   # the kernel's formula agrees
+
+
+def test_local_message_takes_np_routings():
+    topo = T.fat_tree(2, 2, 1)
+    got, _ = _alone(topo, 1, 1, 7, 3e-6)
+    assert abs(got - 7 * 3e-6) < 1e-18
+
+
+def test_two_messages_sharing_a_link_hand_checked():
+    """Ring of 4; m0: 0->2 (links 0->1, 1->2), m1: 1->2 (link 1->2), 3 packets each, both at t=0.
+
+    t_r = 0.1 us, g/b = 0.8192 us. m1's packets leave node 1's router at 0.1, 0.2, 0.3 and
+    hold link 1->2 during [0.1, 2.5576] us; m0's first packet reaches node 1 at 0.9192, is
+    routed by 1.0192 and waits for that link until 2.5576; its three packets cross it by
+    5.0152 and the last is routed at node 2 at 5.1152 us. m1 ends at 2.5576 + 0.1.
+    """
+    topo = T.torus((4,))
+    tr, g = 1e-7, G / B
+    arr, st_ = N.simulate_messages(topo, [0, 1], [2, 2], [3, 3], [0.0, 0.0], t_routing=tr)
+    m0_expected = 2.5576e-6 + 3 * g + tr
+    m1_expected = 2.5576e-6 + tr
+    assert abs(arr[0] - m0_expected) < 1e-15 and abs(arr[1] - m1_expected) < 1e-15
+    alone0, _ = _alone(topo, 0, 2, 3, tr)
+    alone1, _ = _alone(topo, 1, 2, 3, tr)
+    assert arr[0] > alone0 and arr[1] == alone1    # m1 was first on the shared link
+    assert abs((arr[0] - alone0) - (m0_expected - idle_formula([g, g], 3, tr))) < 1e-15
+    assert abs(st_.acc[N.A_MSGTIME] - st_.acc[N.A_FREETIME] - (arr[0] - alone0)) < 1e-15
+
+
+@settings(max_examples=12, deadline=None)
+@given(kind=st.sampled_from(["star", "fat_tree", "torus", "kary_ntree"]), seed=st.integers(0, 2**32 - 1),
+       tr=st.sampled_from([1e-6, 1e-7, 0.0]))
+def test_kernel_equals_naive_packet_simulation(kind, seed, tr):
+    size = {"star": (6,), "fat_tree": (2, 3, 2), "torus": (3, 4), "kary_ntree": (2, 3)}[kind]
+    topo = T.make(kind, size)
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 25))
+    src, dst = rng.integers(0, topo.n_nodes, m), rng.integers(0, topo.n_nodes, m)
+    npk = rng.integers(1, 6, m)
+    t = np.sort(rng.choice([0.0, 1e-6, 2.5e-6, 4e-6], m))       # repeated times exercise the tie order
+    got, st_ = N.simulate_messages(topo, src, dst, npk, t, t_routing=tr)
+    link_time = (G / topo.link_bw).tolist()
+    want = packet_sim(topo.next_link.tolist(), topo.link_dst.tolist(), link_time, tr,
+                      list(zip(t.tolist(), src.tolist(), dst.tolist(), npk.tolist())))
+    assert got.tolist() == want
+    assert st_.ctr[N.C_PKUSED] == 0 and st_.ctr[N.C_MUSED] == 0     # every record returned
+    hops = topo.hops[src, dst]
+    assert st_.ctr[N.C_EVENTS] == int((npk * (2 * hops + 1)).sum())   # one link and one routing end per hop
+
+
+def test_no_delay_star_gives_network_free_job_times():
+    topo = T.star(4, bandwidth=np.inf)
+    speed = np.array([1.0, 2.0, 1.5, 1.2])
+    tau = np.array([1e-3, 2e-3, 0.7, 3.3])
+    sim = S.simulate_jobs(topo, [0.0, 0.5, 0.1, 0.1], [[0, 1, 2, 3], [1, 1], [3, 2, 1], [1]], [4, 2, 3, 1],
+                          [3, 7, 5, 2], [S.ALL_TO_ALL, S.RING, S.RANDOM, S.PAIRS], tau, speed, seed=3, t_routing=0.0)
+    want = [0.0 + tau[0] / 1.0, 0.5 + tau[1] / 2.0, 0.1 + tau[2] / 1.2, 0.1 + tau[3] / 2.0]
+    assert sim.jbf[S.JF_END].tolist() == want                    # bit-equal: the exact chain
+    assert sim.net.acc[N.A_MSGS] > 0
+    # faster processes wait for slower ones; on equal speeds nobody ever blocks
+    same = S.simulate_jobs(topo, [0.0], [[0, 1, 2, 3]], [4], [5], [S.ALL_TO_ALL], [1e-3], np.ones(4), t_routing=0.0)
+    assert same.net.acc[N.A_BLOCK] == 0.0 and same.jbf[S.JF_END, 0] == 1e-3
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), pattern=st.integers(0, 4), n=st.integers(1, 6))
+def test_spmd_message_counts_and_lower_bound(seed, pattern, n):
+    topo = T.torus((3, 3))
+    rng = np.random.default_rng(seed)
+    nodes = rng.integers(0, 9, n).tolist()
+    iters, tau = int(rng.integers(1, 4)), 1e-5
+    sim = S.simulate_jobs(topo, [0.0], [nodes], [n], [iters], [pattern], [tau], np.ones(9), seed=seed)
+    deg = sum(int(S.out_degree(pattern, n, u)) for u in range(n))
+    assert sim.net.acc[N.A_MSGS] == deg * iters == sim.net.acc[N.A_RECVS]
+    assert sim.jbf[S.JF_END, 0] >= tau                           # computation alone is a lower bound
+    if deg == 0:
+        assert sim.jbf[S.JF_END, 0] == tau
+    # messages are a function of (seed, job, iteration, sender, receiver): same on a star
+    other = S.simulate_jobs(T.star(9), [0.0], [nodes], [n], [iters], [pattern], [tau], np.ones(9), seed=seed)
+    assert other.net.acc[N.A_PACKETS] == sim.net.acc[N.A_PACKETS]
+
+
+def test_random_pattern_targets_are_others_and_uniform():
+    seed, n = np.uint64(7), 5
+    hits = np.zeros((n, n), int)
+    for it in range(2000):
+        for u in range(n):
+            hits[u, S.random_target(seed, 0, it, u, n)] += 1
+    assert (np.diag(hits) == 0).all()
+    expected = 2000 / (n - 1)
+    off = hits[~np.eye(n, dtype=bool)]
+    assert ((off - expected) ** 2 / expected).sum() < 60          # chi2(20 dof) 99.99% ≈ 52
