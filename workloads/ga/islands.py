@@ -92,7 +92,14 @@ class IslandResult:
 
 
 def _context(problem: Problem) -> tuple:
-    """Arrays the kernels need beyond the problem: job lists by width."""
+    """Arrays the kernels need beyond the problem: job lists by width (built once)."""
+    cached = problem.__dict__.get("_ga_context")
+    if cached is None:
+        cached = problem.__dict__["_ga_context"] = _build_context(problem)
+    return cached
+
+
+def _build_context(problem: Problem) -> tuple:
     width = problem.width.astype(np.int64)
     by_width = np.argsort(width, kind="stable").astype(np.int64)
     offsets = np.searchsorted(width[by_width], np.arange(width.max() + 2)).astype(np.int64)

@@ -26,6 +26,7 @@ be timed: it is *inconsistent*, and operators never keep such a child.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -68,7 +69,11 @@ class Problem:
         return np.repeat(np.arange(self.n_jobs, dtype=np.int64), self.width)
 
     def arrays(self) -> tuple:
-        """The tuple every numba kernel takes (see :data:`ARRAYS_DOC`)."""
+        """The tuple every numba kernel takes (see :data:`ARRAYS_DOC`), built once."""
+        return self._arrays
+
+    @cached_property
+    def _arrays(self) -> tuple:
         return (
             np.ascontiguousarray(self.speed, np.float64), np.ascontiguousarray(self.group, np.int64),
             np.ascontiguousarray(self.ready, np.float64), np.ascontiguousarray(self.prev_end, np.float64),
