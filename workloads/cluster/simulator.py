@@ -136,6 +136,9 @@ class Result:
     sigma_time: float        # sum dt sigma
     cl_integral: float       # sum_k dt sigma sum_i s_i P_ik
     unplaceable: int         # reservations that came due but could not be placed
+    alloc_ptr: np.ndarray    # job j's nodes are alloc_node[alloc_ptr[j]:alloc_ptr[j] + nodes_used[j]]
+    alloc_node: np.ndarray
+    alloc_k: np.ndarray      # processes of the job on that node
 
 
 def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
@@ -209,4 +212,5 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
         u, m_, d_ = (a / md for a in acc[1:])
     return Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
                   node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
-                  sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]))
+                  sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]),
+                  alloc_ptr=alloc[0], alloc_node=alloc[1], alloc_k=alloc[2])
