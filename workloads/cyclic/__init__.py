@@ -1,0 +1,158 @@
+"""``cyclic``: cyclic batch scheduling in a virtual organisation (CSS, FRSM, CSS-S, BF, CSS+BF).
+
+Spec: ``shared/spec/cyclic.md`` (environment and AEP from ``slots.md``). One replication =
+one scheduling cycle: a fresh environment (:mod:`workloads.environment`) and a batch of
+``jobs`` jobs (:mod:`.batch`), scheduled by ``method``:
+
+- ``css``: alternatives by first fit with cutting (:mod:`.alternatives`), one per job per
+  round, then the combination by dynamic programming (:mod:`.dp`);
+- ``frsm``: the same with each job's own AEP criterion and ``frsm_k`` sub-batches (:mod:`.frsm`);
+- ``css_s``: CSS, then the shift heuristic (:mod:`.shift`);
+- ``bf``: backfilling against the local load, re-planning at early completions (:mod:`.backfilling`);
+- ``css_bf``: the ``n_css`` priority jobs by the cyclic scheme (``css_part``), the rest by backfilling.
+
+Plans are executed against actual runtimes ``rho_i * reserved`` (:mod:`.execution`);
+metrics are means over the jobs scheduled in the cycle (:mod:`.metrics`).
+
+Random streams of a replication, in this order: environment; batch (``n_i``, ``T_i``,
+``m_i``); user criteria; runtime factors ``rho_i`` — all spawned and drawn in every method.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._contract import Metric, Param, empty_outputs
+from .backfilling import BUDGET_RULES, VARIANTS
+from .batch import CRITERION_NAMES
+from .cycle import METHODS, run_cycle
+from .dp import STRATEGIES
+from .frsm import TIME_QUANTITIES
+from .metrics import cycle_metrics
+
+__all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "run_batch", "run_cycle"]
+
+PARAMS = (
+    # environment (slots.md); default 24 nodes as in the source's cyclic experiments
+    Param("nodes", "int", 24, "number of CPU nodes", low=1, high=100_000),
+    Param("interval", "float", 600.0, "length of the scheduling interval [0, interval] (time)", low=1e-9),
+    Param("price_sigma", "float", 0.2, "sd of the price deviation e_k (truncated to [-0.5, 0.5])", low=0.0),
+    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k)", low=0.0, high=10.0),
+    Param("perf_min", "float", 2.0, "lowest node performance; also p_ref", low=1e-9),
+    Param("perf_max", "float", 10.0, "highest node performance", low=1e-9),
+    Param("perf_integer", "bool", True, "integer performances (else uniform reals on the same range)"),
+    Param("local_load_min", "float", 0.1, "lowest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_load_max", "float", 0.5, "highest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_task_min", "float", 10.0, "shortest local task (time)", low=1e-6),
+    Param("local_task_max", "float", 106.0, "longest local task (time)", low=1e-6),
+    # batch (our rule for the distributions)
+    Param("jobs", "int", 20, "N, jobs in the batch of a cycle", low=1, high=10_000),
+    Param("job_slots_min", "int", 1, "smallest n_i (slots on distinct nodes)", low=1),
+    Param("job_slots_max", "int", 5, "largest n_i", low=1),
+    Param("job_runtime_min", "float", 50.0, "smallest T_i, reservation time on the slowest node (time)", low=1e-9),
+    Param("job_runtime_max", "float", 150.0, "largest T_i (time)", low=1e-9),
+    Param("price_margin_min", "float", -0.2, "lowest m_i in F_i = p_ref (1 + m_i)", low=-0.99),
+    Param("price_margin_max", "float", 0.6, "highest m_i", low=-0.99),
+    Param("runtime_factor_min", "float", 0.2, "lowest rho_i (actual / reserved runtime)", low=1e-9, high=1.0),
+    Param("runtime_factor_max", "float", 1.0, "highest rho_i", low=1e-9, high=1.0),
+    # method
+    Param("method", "str", "css", "scheduling method", choices=METHODS),
+    Param("strategy", "str", "min_time", "DP combination strategy", choices=tuple(STRATEGIES)),
+    Param("dp_time", "str", "proc_time", "what 'time' is in the DP: processor time, runtime or finish",
+          choices=TIME_QUANTITIES),
+    Param("dp_resolution", "float", 1.0, "DP level size (quantities rounded up, limit down) (time or money)",
+          low=1e-6),
+    Param("max_alternatives", "int", 10, "cap on alternatives per job (our rule)", low=1, high=1000),
+    Param("frsm_k", "int", 1, "FRSM: number of sub-batches k (capped at the jobs of the cyclic part)",
+          low=1, high=10_000),
+    Param("frsm_alternatives", "str", "criterion", "FRSM alternatives: AEP by each user's criterion, or first fit",
+          choices=("criterion", "first_fit")),
+    Param("frsm_search", "str", "source", "FRSM runtime/finish criteria: the source's greedy or the exact AEP",
+          choices=("source", "exact")),
+    Param("bf_variant", "str", "conservative", "backfilling variant", choices=VARIANTS),
+    Param("bf_budget", "str", "ignore", "backfilling: ignore budgets, or take AMP's cheapest free nodes within S_i",
+          choices=BUDGET_RULES),
+    Param("n_css", "int", 10, "CSS+BF: jobs scheduled by the cyclic scheme (the rest by backfilling)", low=0),
+    Param("css_part", "str", "frsm", "CSS+BF: cyclic part by FRSM (frsm_k, user criteria) or plain CSS",
+          choices=("frsm", "css")),
+    Param("priority", "str", "first", "priority order: batch order, largest budget S_i, largest T_i first",
+          choices=("first", "cost", "runtime")),
+    Param("owner_perf", "float", 0.0, "performance forced on owner node 0 (0: keep the drawn one)", low=0.0),
+    Param("owner_price", "float", 0.0, "price per time unit forced on owner node 0 (0: no override)", low=0.0),
+)
+
+_CRIT = (("criterion", CRITERION_NAMES),)
+
+METRICS = (
+    Metric("start", "time", "planned start, mean over the jobs scheduled"),
+    Metric("runtime", "time", "planned runtime max len_k, mean over the jobs scheduled"),
+    Metric("finish", "time", "planned finish start + runtime, mean over the jobs scheduled"),
+    Metric("proc_time", "time", "planned processor time sum len_k, mean over the jobs scheduled"),
+    Metric("cost", "money", "window cost sum c_k len_k, mean over the jobs scheduled"),
+    Metric("f_value", "time", "F = start + processor time (planned), mean over the jobs scheduled"),
+    Metric("actual_start", "time", "actual start (BF: re-planned), mean over the jobs that ran"),
+    Metric("actual_runtime", "time", "actual runtime rho max len_k, mean over the jobs that ran"),
+    Metric("actual_finish", "time", "actual finish start + rho max len_k, mean over the jobs that ran"),
+    Metric("actual_proc_time", "time", "actual processor time rho sum len_k, mean over the jobs that ran"),
+    Metric("actual_f_value", "time", "actual start + actual processor time, mean over the jobs that ran"),
+    Metric("alternatives", "windows", "alternatives found per job of the cyclic part (NaN for bf)"),
+    Metric("scheduled", "jobs", "jobs scheduled in the plan of the cycle"),
+    Metric("failure", "1", "1 if any job of the batch was postponed in the plan"),
+    Metric("actual_failure", "1", "1 if any job of the batch did not run in the cycle"),
+    Metric("dp_flagged", "1", "1 if a DP found no combination within its limit (NaN for bf)"),
+    Metric("owner_busy", "time", "t_c of owner node 0: total reserved VO slot length on it"),
+    Metric("owner_util", "1", "U = t_c / interval of owner node 0"),
+    Metric("owner_income", "money", "P = c t_c of owner node 0"),
+    Metric("owner_price", "money/time", "price per time unit c of owner node 0"),
+    Metric("owner_perf", "1", "performance of owner node 0"),
+    Metric("util_mean", "1", "mean over nodes of t_c / interval"),
+    Metric("income_total", "money", "sum over nodes of c_k t_c (the owners' income)"),
+    Metric("crit_start", "time", "planned start by user criterion group", dims=_CRIT),
+    Metric("crit_runtime", "time", "planned runtime by user criterion group", dims=_CRIT),
+    Metric("crit_finish", "time", "planned finish by user criterion group", dims=_CRIT),
+    Metric("crit_proc_time", "time", "planned processor time by user criterion group", dims=_CRIT),
+    Metric("crit_cost", "money", "cost by user criterion group", dims=_CRIT),
+    Metric("crit_actual_finish", "time", "actual finish by user criterion group", dims=_CRIT),
+    Metric("crit_alternatives", "windows", "alternatives per job by user criterion group", dims=_CRIT),
+    Metric("crit_jobs", "jobs", "jobs scheduled by user criterion group", dims=_CRIT),
+    Metric("schedule_time", "us", "wall time of the scheduling of the cycle", timing=True),
+)
+
+REASONS = {
+    0: ("none", "every job of the batch was scheduled"),
+    1: ("postponed", "some jobs were postponed to the next cycle: means are over the scheduled ones"),
+    2: ("nothing scheduled", "every job was postponed: the per-job means are NaN"),
+}
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    errors = []
+    pairs = (("perf_min", "perf_max"), ("local_load_min", "local_load_max"),
+             ("local_task_min", "local_task_max"), ("job_slots_min", "job_slots_max"),
+             ("job_runtime_min", "job_runtime_max"), ("price_margin_min", "price_margin_max"),
+             ("runtime_factor_min", "runtime_factor_max"))
+    for low, high in pairs:
+        if params[low] > params[high]:
+            errors.append(f"{low} ({params[low]}) must not exceed {high} ({params[high]})")
+    if params["perf_integer"] and not (float(params["perf_min"]).is_integer()
+                                       and float(params["perf_max"]).is_integer()):
+        errors.append(f"perf_integer = true needs integer perf_min and perf_max "
+                      f"(got {params['perf_min']}, {params['perf_max']})")
+    if params["interval"] * (1 - params["local_load_max"]) < params["local_task_min"]:
+        errors.append(f"interval ({params['interval']}) too short: interval * (1 - local_load_max) "
+                      f"must be >= local_task_min ({params['local_task_min']})")
+    if params["n_css"] > params["jobs"]:
+        errors.append(f"n_css ({params['n_css']}) must not exceed jobs ({params['jobs']})")
+    return errors
+
+
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    out = empty_outputs(METRICS, len(seeds))
+    interval = float(params["interval"])
+    for r, seed in enumerate(seeds):
+        values = cycle_metrics(run_cycle(params, int(seed)), interval)
+        out["reason"][r] = values.pop("reason")
+        for name, value in values.items():
+            out[name][r] = value
+    return out

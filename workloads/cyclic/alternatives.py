@@ -1,0 +1,128 @@
+"""The alternatives search of the cyclic scheme (``cyclic.md``, "CSS" step 1, and FRSM (a)).
+
+Rounds in priority order: each job still searching gets one window by its AEP criterion
+(first fit, ``amp``, for CSS; the user's criterion for FRSM) and the window is cut out of
+the slot list; rounds repeat until no job finds a new window. A job stops searching when a
+scan finds nothing (cutting only shrinks the slot list, so it never would again) or when it
+holds ``cap`` alternatives. Alternatives of different jobs are disjoint by construction.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .search import cut_spans, find_window
+
+
+class Alternatives(NamedTuple):
+    """The alternatives of a (sub-)batch, grouped by job in priority order.
+
+    Job ``jobs[q]`` owns rows ``offsets[q] : offsets[q + 1]`` (in the order found).
+    """
+
+    jobs: np.ndarray       #: int64[J], job ids in priority order
+    offsets: np.ndarray    #: int64[J + 1]
+    start: np.ndarray      #: float64[A], window start (time)
+    nodes: np.ndarray      #: int64[A, nmax], node ids ascending, -1 padded
+    runtime: np.ndarray    #: float64[A], max len_k (time)
+    proc_time: np.ndarray  #: float64[A], sum len_k (time)
+    cost: np.ndarray       #: float64[A], sum c_k len_k (money)
+
+    def count(self, q: int) -> int:
+        return int(self.offsets[q + 1] - self.offsets[q])
+
+
+@numba.njit(cache=True)
+def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mask, budget, n,
+            criterion, cap):
+    """Rounds of searches with cutting. Returns found windows in the order found and the slots left."""
+    J = jobs.shape[0]
+    nmax = 1
+    for q in range(J):
+        nmax = max(nmax, n[jobs[q]])
+    searching = np.ones(J, np.bool_)
+    count = np.zeros(J, np.int64)
+    size = 16
+    a_owner = np.empty(size, np.int64)
+    a_start = np.empty(size, np.float64)
+    a_nodes = np.full((size, nmax), -1, np.int64)
+    A = 0
+    new = True
+    while new:
+        new = False
+        for q in range(J):
+            if not searching[q] or count[q] >= cap:
+                continue
+            j = jobs[q]
+            found, start, nodes = find_window(slot_node, slot_start, slot_end, node_len[j], node_cost[j],
+                                              node_mask, budget[j], n[j], criterion[j])
+            if not found:
+                searching[q] = False
+                continue
+            if A == size:
+                a_owner = np.concatenate((a_owner, np.empty(size, np.int64)))
+                a_start = np.concatenate((a_start, np.empty(size, np.float64)))
+                a_nodes = np.concatenate((a_nodes, np.full((size, nmax), -1, np.int64)))
+                size *= 2
+            a_owner[A] = q
+            a_start[A] = start
+            a_nodes[A, :n[j]] = nodes
+            A += 1
+            count[q] += 1
+            lens = np.empty(n[j], np.float64)
+            for p in range(n[j]):
+                lens[p] = node_len[j, nodes[p]]
+            slot_node, slot_start, slot_end = cut_spans(slot_node, slot_start, slot_end, nodes, start, lens)
+            new = True
+    return a_owner[:A], a_start[:A], a_nodes[:A], slot_node, slot_start, slot_end
+
+
+@numba.njit(cache=True)
+def _group(owner, start, nodes, J, jobs, node_len, node_cost):
+    """Sort the windows by owner (stable) and compute runtime, processor time and cost."""
+    A = owner.shape[0]
+    order = np.argsort(owner, kind="mergesort")
+    offsets = np.zeros(J + 1, np.int64)
+    for a in range(A):
+        offsets[owner[a] + 1] += 1
+    for q in range(J):
+        offsets[q + 1] += offsets[q]
+    s = np.empty(A, np.float64)
+    nd = np.empty_like(nodes)
+    runtime = np.zeros(A, np.float64)
+    proc = np.zeros(A, np.float64)
+    cost = np.zeros(A, np.float64)
+    for p in range(A):
+        a = order[p]
+        j = jobs[owner[a]]
+        s[p] = start[a]
+        nd[p] = nodes[a]
+        for c in range(nodes.shape[1]):
+            k = nodes[a, c]
+            if k < 0:
+                break
+            runtime[p] = max(runtime[p], node_len[j, k])
+            proc[p] += node_len[j, k]
+            cost[p] += node_cost[j, k]
+    return offsets, s, nd, runtime, proc, cost
+
+
+def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarray,
+                      jobs: np.ndarray, node_len: np.ndarray, node_cost: np.ndarray,
+                      budget: np.ndarray, n: np.ndarray, criterion: np.ndarray, cap: int,
+                      node_mask: np.ndarray | None = None):
+    """Alternatives of ``jobs`` (priority order) on a slot list; returns them and the slots left.
+
+    ``node_len``/``node_cost``: float64[N, nodes] per job and node; ``budget``, ``n``,
+    ``criterion`` (kernel criterion codes, see :mod:`.search`) are indexed by job id.
+    """
+    if cap < 1:
+        raise ValueError(f"max_alternatives must be >= 1, got {cap}")
+    jobs = np.asarray(jobs, np.int64)
+    mask = np.ones(node_len.shape[1], np.bool_) if node_mask is None else np.asarray(node_mask, np.bool_)
+    owner, start, nodes, sn, ss, se = _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost,
+                                              mask, budget, n, criterion, int(cap))
+    offsets, start, nodes, runtime, proc, cost = _group(owner, start, nodes, len(jobs), jobs, node_len, node_cost)
+    return Alternatives(jobs, offsets, start, nodes, runtime, proc, cost), (sn, ss, se)

@@ -1,0 +1,143 @@
+"""The combination choice of the cyclic scheme by dynamic programming (``cyclic.md``, CSS step 2).
+
+Backward run over the jobs i = N ... 1 with ``Phi_{N+1} = 0``:
+``Phi_i(g) = extr over s in S^i with g(s) <= g of [v(s) + Phi_{i+1}(g - g(s))]``,
+answer ``Phi_1(g*)``. Quantities ``g`` run on integer levels of ``resolution`` units
+*(our rule)*: each alternative's quantity is rounded up, the limit down.
+
+Why the tables are short: at job i only levels reachable from ``G`` matter,
+``[G - sum_{j<i} max g_j, G - sum_{j<i} min g_j]``; below ``sum_{j>=i} min g_j`` nothing is
+feasible and above ``sum_{j>=i} max g_j`` the constraint no longer binds (Phi is constant).
+So level i is stored on ``[L_i, U_i]`` with the query clamped to ``sum_{j>=i} max g_j``; the
+width is at most the spread of the quantities, not the limit itself.
+
+Ties keep the alternative found first (lower index).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+#: strategy -> (value v, constraint quantity g, maximise v?)
+STRATEGIES = {
+    "max_income": ("cost", "time", True),
+    "min_time": ("time", "cost", False),
+    "min_cost": ("cost", "time", False),
+    "min_idle": ("time", "time", True),
+}
+
+
+class Combination(NamedTuple):
+    choice: np.ndarray  #: int64[J], index of the chosen alternative within each job's own list
+    flagged: bool       #: no combination met the limit: each job's smallest-quantity alternative
+    limit: float        #: g* (T* or B*), the limit in the quantity's units
+    value: float        #: total v of the chosen combination
+
+
+@numba.njit(cache=True)
+def _dp(offsets, v, gq, G, maximize):
+    """The DP on integer quantities ``gq`` and limit ``G``. Returns (choice, feasible)."""
+    J = offsets.shape[0] - 1
+    lo = np.empty(J, np.int64)
+    hi = np.empty(J, np.int64)
+    for i in range(J):
+        lo[i] = gq[offsets[i]]
+        hi[i] = gq[offsets[i]]
+        for a in range(offsets[i], offsets[i + 1]):
+            lo[i] = min(lo[i], gq[a])
+            hi[i] = max(hi[i], gq[a])
+    min_suf = np.zeros(J + 1, np.int64)
+    max_suf = np.zeros(J + 1, np.int64)
+    for i in range(J - 1, -1, -1):
+        min_suf[i] = min_suf[i + 1] + lo[i]
+        max_suf[i] = max_suf[i + 1] + hi[i]
+    choice = np.zeros(J, np.int64)
+    if J == 0:
+        return choice, True
+    if G < min_suf[0]:
+        return choice, False
+    # stored range of level i: [L[i], U[i]] (queries clamped to max_suf[i])
+    L = np.empty(J + 1, np.int64)
+    U = np.empty(J + 1, np.int64)
+    pre_min = 0
+    pre_max = 0
+    for i in range(J):
+        U[i] = min(G - pre_min, max_suf[i])
+        L[i] = min(max(G - pre_max, min_suf[i]), max_suf[i])
+        pre_min += lo[i]
+        pre_max += hi[i]
+    L[J] = 0
+    U[J] = 0
+    base = np.zeros(J + 1, np.int64)
+    for i in range(J):
+        base[i + 1] = base[i] + (U[i] - L[i] + 1)
+    pick = np.empty(base[J], np.int64)
+    worst = -np.inf if maximize else np.inf
+    nxt = np.zeros(1, np.float64)      # Phi_{J} == 0 on its single level
+    for i in range(J - 1, -1, -1):
+        width = U[i] - L[i] + 1
+        cur = np.full(width, worst)
+        for g in range(L[i], U[i] + 1):
+            best = worst
+            arg = -1
+            for a in range(offsets[i], offsets[i + 1]):
+                h = g - gq[a]
+                if h < min_suf[i + 1]:
+                    continue
+                h = min(h, max_suf[i + 1])
+                val = v[a] + nxt[h - L[i + 1]]
+                if (maximize and val > best) or (not maximize and val < best):
+                    best = val
+                    arg = a
+            cur[g - L[i]] = best
+            pick[base[i] + g - L[i]] = arg
+        nxt = cur
+    g = G
+    for i in range(J):
+        q = min(g, max_suf[i])
+        a = pick[base[i] + q - L[i]]
+        choice[i] = a - offsets[i]
+        g = q - gq[a]
+    return choice, True
+
+
+def levels(g: np.ndarray, resolution: float) -> np.ndarray:
+    """Integer levels of quantities: rounded up."""
+    return np.ceil(np.asarray(g, np.float64) / resolution).astype(np.int64)
+
+
+def cycle_limit(offsets: np.ndarray, g: np.ndarray) -> float:
+    """``g* = sum_i floor(sum_{s in S^i} g(s) / l_i)`` (source): T* or B*."""
+    sums = np.add.reduceat(g, offsets[:-1]) if len(g) else np.zeros(0)
+    return float(np.floor(sums / np.diff(offsets)).sum())
+
+
+def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
+           resolution: float = 1.0) -> Combination:
+    """Choose one alternative per job: extr sum v subject to sum g <= g* (every job has >= 1)."""
+    offsets = np.asarray(offsets, np.int64)
+    if np.any(np.diff(offsets) < 1):
+        raise ValueError("every job in the DP needs at least one alternative")
+    if not resolution > 0:
+        raise ValueError(f"dp_resolution must be > 0, got {resolution}")
+    v = np.asarray(v, np.float64)
+    g = np.asarray(g, np.float64)
+    limit = cycle_limit(offsets, g)
+    G = int(np.floor(limit / resolution))
+    choice, feasible = _dp(offsets, v, levels(g, resolution), G, bool(maximize))
+    if not feasible:
+        choice = np.array([int(np.argmin(g[offsets[i]:offsets[i + 1]])) for i in range(len(offsets) - 1)],
+                          np.int64)
+    value = float(v[offsets[:-1] + choice].sum()) if len(choice) else 0.0
+    return Combination(choice, not feasible, limit, value)
+
+
+def strategy_arrays(strategy: str, time: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(v, g, maximize)`` of a strategy given each alternative's time and cost."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    v_name, g_name, maximize = STRATEGIES[strategy]
+    pick = {"time": time, "cost": cost}
+    return pick[v_name], pick[g_name], maximize

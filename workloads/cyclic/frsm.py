@@ -1,0 +1,86 @@
+"""The cyclic scheme: CSS, and FRSM with ``k`` sub-batches (``cyclic.md``, "CSS" and "FRSM").
+
+CSS = one batch, first-fit alternatives, DP. FRSM = the batch split into ``k`` sub-batches
+in priority order (sub-batch b takes positions ``floor(b J / k) ... floor((b+1) J / k) - 1``),
+each with alternatives by its jobs' own criteria, its own limit and DP; its chosen windows
+are cut from the slot list before the next sub-batch and its unchosen alternatives go back.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .alternatives import Alternatives, find_alternatives
+from .dp import choose, strategy_arrays
+from .search import cut_spans
+
+TIME_QUANTITIES = ("proc_time", "runtime", "finish")
+
+
+class Plan(NamedTuple):
+    """Windows per job (job ids index the batch); unscheduled jobs have NaN start and -1 nodes."""
+
+    start: np.ndarray         #: float64[N] (time)
+    nodes: np.ndarray         #: int64[N, nmax], node ids ascending, -1 padded
+    alternatives: np.ndarray  #: float64[N], alternatives found (NaN for jobs outside the cyclic part)
+    flagged: bool             #: some sub-batch's DP met no combination within its limit
+
+
+def empty_plan(jobs: int, nmax: int) -> Plan:
+    return Plan(np.full(jobs, np.nan), np.full((jobs, nmax), -1, np.int64), np.full(jobs, np.nan), False)
+
+
+def sub_batches(J: int, k: int) -> list[range]:
+    """Positions of each of the ``k`` sub-batches of ``J`` jobs in priority order."""
+    if not 1 <= k:
+        raise ValueError(f"frsm_k must be >= 1, got {k}")
+    return [range(b * J // k, (b + 1) * J // k) for b in range(k)]
+
+
+def alternative_time(alts: Alternatives, quantity: str) -> np.ndarray:
+    """The "time" of each alternative for the DP: processor time, runtime or finish."""
+    if quantity == "proc_time":
+        return alts.proc_time
+    if quantity == "runtime":
+        return alts.runtime
+    if quantity == "finish":
+        return alts.start + alts.runtime
+    raise ValueError(f"dp_time must be one of {', '.join(TIME_QUANTITIES)}, got {quantity!r}")
+
+
+def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.ndarray,
+                    node_len: np.ndarray, node_cost: np.ndarray, budget: np.ndarray, n: np.ndarray,
+                    criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
+                    dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None) -> Plan:
+    """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
+
+    ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
+    a plan to fill in (else a fresh one for ``len(budget)`` jobs).
+    """
+    if plan is None:
+        plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
+    flagged = plan.flagged
+    for part in sub_batches(len(order), k):
+        jobs = np.asarray(order[part.start:part.stop], np.int64)
+        if len(jobs) == 0:
+            continue
+        alts, _ = find_alternatives(*slots, jobs, node_len, node_cost, budget, n, criterion, cap)
+        counts = np.diff(alts.offsets)
+        plan.alternatives[jobs] = counts
+        have = np.flatnonzero(counts > 0)          # jobs without alternatives are postponed
+        if len(have) == 0:
+            continue
+        rows = np.concatenate([np.arange(alts.offsets[q], alts.offsets[q + 1]) for q in have])
+        offsets = np.concatenate(([0], np.cumsum(counts[have])))
+        v, g, maximize = strategy_arrays(strategy, alternative_time(alts, dp_time)[rows], alts.cost[rows])
+        combo = choose(offsets, v, g, maximize, resolution)
+        flagged = flagged or combo.flagged
+        for p, q in enumerate(have):
+            a = alts.offsets[q] + combo.choice[p]
+            j = jobs[q]
+            plan.start[j] = alts.start[a]
+            plan.nodes[j, :alts.nodes.shape[1]] = alts.nodes[a]
+            chosen = alts.nodes[a][alts.nodes[a] >= 0]
+            slots = cut_spans(*slots, chosen, alts.start[a], node_len[j, chosen])
+    return plan._replace(flagged=flagged)
