@@ -24,6 +24,14 @@ stop_pid() {
     rm -f "$1"
 }
 
+# Pids of job step daemons (from /proc: procps may not be installed).
+stepd_pids() {
+    local d
+    for d in /proc/[0-9]*; do
+        [ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] && echo "${d#/proc/}"
+    done
+}
+
 if pid_alive "$SLURM_STATE_DIR/slurmctld.pid"; then
     jobs=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
     if [ -n "${jobs// /}" ]; then
@@ -32,13 +40,14 @@ if pid_alive "$SLURM_STATE_DIR/slurmctld.pid"; then
     fi
     # Wait (KillWait=5 s, then SIGKILL) until no job is left and no step daemon runs.
     for _ in $(seq 300); do
-        if [ -z "$(squeue -h -o %i 2>/dev/null)" ] && ! pgrep -x slurmstepd >/dev/null; then
+        if [ -z "$(squeue -h -o %i 2>/dev/null)" ] && [ -z "$(stepd_pids)" ]; then
             break
         fi
         sleep 0.1
     done
-    if pgrep -x slurmstepd >/dev/null; then
-        echo "slurm/stop.sh: job step daemons still running after 30 s: $(pgrep -x slurmstepd | tr '\n' ' ')" >&2
+    left=$(stepd_pids | tr '\n' ' ')
+    if [ -n "${left// /}" ]; then
+        echo "slurm/stop.sh: job step daemons still running after 30 s: $left" >&2
     fi
 fi
 
