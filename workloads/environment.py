@@ -182,6 +182,9 @@ def generate_environment(rng: np.random.Generator, nodes: int = 100, interval: f
     if not 0 < local_task_min <= local_task_max:
         raise ValueError(f"need 0 < local_task_min <= local_task_max, got "
                          f"{local_task_min}, {local_task_max}")
+    if interval * (1 - local_load_max) < local_task_min:
+        raise ValueError(f"interval ({interval}) too short: interval * (1 - local_load_max) must be "
+                         f">= local_task_min ({local_task_min}), the most a cut last task overshoots")
     perf = draw_performance(rng, nodes, perf_min, perf_max, perf_integer)
     price = node_prices(perf, draw_price_deviation(rng, nodes, price_sigma), float(perf_min), price_exponent)
     load = draw_local_load(rng, nodes, local_load_min, local_load_max)

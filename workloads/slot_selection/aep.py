@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .candidates import cheapest, node_orders, valid, window_values
+from .candidates import cheapest, node_orders, window_values
 from .exact import exact_proc_time_with, exact_runtime_with
 from .exactsum import fsum, sum_le, sum_lt
 from .greedy import greedy_runtime, random_window
@@ -58,30 +58,156 @@ class Window(NamedTuple):
     cost: float         #: sum c_k len_k (money, correctly rounded sum)
 
 
-# ---------------------------------------------------------------- the scan
+# ---------------------------------------------------------------- the scans
+#
+# One loop per criterion family, each over the slots in scan order. Making slot i its
+# node's candidate is written out in every loop (``cand_end[k] = slot_end[i]``): the
+# loops are the hot path, and calls with array arguments inside them cost more than
+# the work. Each returns the start of its window (NaN: none) and leaves the window's
+# nodes in ``best`` (and their slots in ``best_slots``).
+
 
 @numba.njit(cache=True)
-def _scan(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion,
-          literal, uniforms, retries):
-    """One AEP scan. Returns ``(found, start, window nodes int64[n], their slot indices int64[n])``."""
-    m = slot_node.shape[0]
+def _keep(W, n, t, cand_slot, best, best_slots):
+    """Record window ``W[:n]`` at ``t`` as the best so far (nodes ascending)."""
+    best[:] = np.sort(W[:n])
+    for q in range(n):
+        best_slots[q] = cand_slot[best[q]]
+    return t
+
+
+@numba.njit(cache=True)
+def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+              cost_order, cand_end, cand_slot, W, vals, best, best_slots):
+    """amp (and alp): the first step whose n cheapest candidates fit the budget."""
+    for i in range(slot_node.shape[0]):
+        k = slot_node[i]
+        t = slot_start[i]
+        if node_mask[k]:
+            cand_end[k] = slot_end[i]
+            cand_slot[k] = i
+        if cheapest(cost_order, cand_end, node_len, t, n, -1, W) == n and \
+                sum_le(vals, n, window_values(W, n, node_cost, vals), budget):
+            return _keep(W, n, t, cand_slot, best, best_slots)
+    return np.nan
+
+
+@numba.njit(cache=True)
+def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                   cost_order, cand_end, cand_slot, W, vals, best, best_slots):
+    """min_cost: the new slot plus the n - 1 cheapest other candidates, at every step."""
     nodes = node_len.shape[0]
-    cand_end = np.full(nodes, -np.inf)
-    cand_slot = np.full(nodes, -1, np.int64)
-    cost_order, len_order = node_orders(node_len, node_cost)
-    min_len = np.inf
-    for j in range(nodes):
-        if node_mask[j]:
-            min_len = min(min_len, node_len[j])
-    W = np.empty(n + 1, np.int64)
-    vals = np.empty(n + 1, np.float64)
-    best_nodes = np.empty(n, np.int64)
-    best_slots = np.full(n, -1, np.int64)
-    best = np.inf
-    found = False
+    best_cost = np.inf
     start = np.nan
-    # scratch of the processor-time search
-    cands = np.empty(nodes, np.int64)
+    for i in range(slot_node.shape[0]):
+        k = slot_node[i]
+        t = slot_start[i]
+        if not node_mask[k]:
+            continue
+        cand_end[k] = slot_end[i]
+        cand_slot[k] = i
+        if slot_end[i] - t < node_len[k]:
+            continue
+        # the n - 1 cheapest others, given up as soon as they cannot beat the best
+        bound = min(best_cost, budget)
+        bound += 1e-10 * abs(bound) + 1e-300
+        total = node_cost[k]
+        c = 0
+        for p in range(nodes):
+            j = cost_order[p]
+            if total + (n - 1 - c) * node_cost[j] > bound:
+                break
+            if j != k and cand_end[j] - t >= node_len[j]:
+                W[c] = j
+                total += node_cost[j]
+                c += 1
+                if c == n - 1:
+                    break
+        if c < n - 1:
+            continue
+        W[n - 1] = k
+        approx = window_values(W, n, node_cost, vals)
+        if sum_le(vals, n, approx, budget) and sum_lt(vals, n, approx, best_cost):
+            best_cost = fsum(vals, n)
+            start = _keep(W, n, t, cand_slot, best, best_slots)
+    return start
+
+
+@numba.njit(cache=True)
+def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                        finish, len_order, min_len, cand_end, cand_slot, W, vals, best, best_slots):
+    """min_runtime_exact / min_finish_exact (``finish``): the best window with the new slot."""
+    best_value = np.inf
+    start = np.nan
+    for i in range(slot_node.shape[0]):
+        k = slot_node[i]
+        t = slot_start[i]
+        offset = t if finish else 0.0
+        if not offset + min_len < best_value:
+            break           # no later step can improve strictly
+        if not node_mask[k]:
+            continue
+        cand_end[k] = slot_end[i]
+        cand_slot[k] = i
+        if slot_end[i] - t < node_len[k]:
+            continue
+        R = exact_runtime_with(k, len_order, cand_end, node_len, node_cost, t, n, budget, best_value,
+                               offset, W, vals)
+        if R < np.inf:
+            best_value = offset + R
+            start = _keep(W, n, t, cand_slot, best, best_slots)
+    return start
+
+
+@numba.njit(cache=True)
+def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                 finish, literal, cost_order, min_len, cand_end, cand_slot, W, vals, best, best_slots):
+    """min_runtime / min_finish (``finish``): the source's greedy on all candidates, every step."""
+    best_value = np.inf
+    start = np.nan
+    for i in range(slot_node.shape[0]):
+        k = slot_node[i]
+        t = slot_start[i]
+        offset = t if finish else 0.0
+        if not offset + min_len < best_value:
+            break
+        if node_mask[k]:
+            cand_end[k] = slot_end[i]
+            cand_slot[k] = i
+        R = greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, literal, W, vals)
+        if R < np.inf and offset + R < best_value:
+            best_value = offset + R
+            start = _keep(W, n, t, cand_slot, best, best_slots)
+    return start
+
+
+@numba.njit(cache=True)
+def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                 uniforms, retries, cand_end, cand_slot, W, vals, best, best_slots):
+    """min_proc_time: one random n-subset per step, the smallest processor time kept."""
+    cands = np.empty(node_len.shape[0], np.int64)
+    best_value = np.inf
+    start = np.nan
+    for i in range(slot_node.shape[0]):
+        k = slot_node[i]
+        t = slot_start[i]
+        if node_mask[k]:
+            cand_end[k] = slot_end[i]
+            cand_slot[k] = i
+        if random_window(cand_end, node_len, node_cost, t, n, budget, uniforms[i], retries, cands, W, vals):
+            approx = window_values(W, n, node_len, vals)
+            if sum_lt(vals, n, approx, best_value):
+                best_value = fsum(vals, n)
+                start = _keep(W, n, t, cand_slot, best, best_slots)
+    return start
+
+
+@numba.njit(cache=True)
+def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                     len_order, cand_end, cand_slot, W, vals, best, best_slots):
+    """min_proc_time_exact: the best window with the new slot, by branch and bound."""
+    nodes = node_len.shape[0]
+    inc = np.empty(n, np.int64)
     gnode = np.empty(nodes, np.int64)
     gstart = np.empty(nodes + 1, np.int64)
     gsize = np.empty(nodes + 1, np.int64)
@@ -94,91 +220,70 @@ def _scan(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budge
     inc_val = np.zeros(3)
     sa = np.empty(n, np.int64)
     sb = np.empty(n, np.int64)
-
-    for i in range(m):
+    best_value = np.inf
+    start = np.nan
+    for i in range(slot_node.shape[0]):
         k = slot_node[i]
         t = slot_start[i]
-        added = False
-        if node_mask[k]:
-            cand_end[k] = slot_end[i]
-            cand_slot[k] = i
-            added = valid(k, cand_end, node_len, t)
-        improved = False
-        if criterion == AMP:
-            if cheapest(cost_order, cand_end, node_len, t, n, -1, W) == n and \
-                    sum_le(vals, n, window_values(W, n, node_cost, vals), budget):
-                improved = True
-        elif criterion == MIN_COST:
-            if not added or node_cost[k] > best:
-                continue
-            if cheapest(cost_order, cand_end, node_len, t, n - 1, k, W) == n - 1:
-                W[n - 1] = k
-                approx = window_values(W, n, node_cost, vals)
-                if sum_le(vals, n, approx, budget) and sum_lt(vals, n, approx, best):
-                    best = fsum(vals, n)
-                    improved = True
-        elif criterion == MIN_RUNTIME_EXACT or criterion == MIN_FINISH_EXACT:
-            offset = t if criterion == MIN_FINISH_EXACT else 0.0
-            if not offset + min_len < best:
-                break           # no later step can improve strictly
-            if not added:
-                continue
-            R = exact_runtime_with(k, len_order, cand_end, node_len, node_cost, t, n, budget, best,
-                                    offset, W, vals)
-            if R < np.inf:
-                best = offset + R
-                improved = True
-        elif criterion == MIN_RUNTIME or criterion == MIN_FINISH:
-            offset = t if criterion == MIN_FINISH else 0.0
-            if not offset + min_len < best:
-                break
-            R = greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, literal, W, vals)
-            if R < np.inf and offset + R < best:
-                best = offset + R
-                improved = True
-        elif criterion == MIN_PROC_TIME:
-            if random_window(cand_end, node_len, node_cost, t, n, budget, uniforms[i], retries,
-                              cands, W, vals):
-                approx = window_values(W, n, node_len, vals)
-                if sum_lt(vals, n, approx, best):
-                    best = fsum(vals, n)
-                    improved = True
-        elif criterion == MIN_PROC_TIME_EXACT:
-            if not added:
-                continue
-            # the incumbent window goes to ``cands`` (free here), W is the search's scratch
-            if exact_proc_time_with(k, len_order, cand_end, node_len, node_cost, t, n, budget, best,
-                                     gnode, gstart, gsize, glen, smc, take, lvl_k, lvl_proc, lvl_cost,
-                                     cands, inc_val,
-                                     W, vals, sa, sb):
-                W[:n] = cands[:n]
-                best = inc_val[0]
-                improved = True
-        if improved:
-            found = True
-            start = t
-            best_nodes[:] = np.sort(W[:n])
-            for q in range(n):
-                best_slots[q] = cand_slot[best_nodes[q]]
-            if criterion == AMP:
-                break
-    return found, start, best_nodes, best_slots
+        if not node_mask[k]:
+            continue
+        cand_end[k] = slot_end[i]
+        cand_slot[k] = i
+        if slot_end[i] - t < node_len[k]:
+            continue
+        if exact_proc_time_with(k, len_order, cand_end, node_len, node_cost, t, n, budget, best_value,
+                                gnode, gstart, gsize, glen, smc, take, lvl_k, lvl_proc, lvl_cost,
+                                inc, inc_val, W, vals, sa, sb):
+            best_value = inc_val[0]
+            start = _keep(inc, n, t, cand_slot, best, best_slots)
+    return start
+
+
+@numba.njit(cache=True)
+def _scan(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion,
+          literal, uniforms, retries):
+    """One AEP scan: ``(found, start, nodes int64[n], slot indices int64[n], runtime, proc_time, cost)``."""
+    nodes = node_len.shape[0]
+    cand_end = np.full(nodes, -np.inf)
+    cand_slot = np.full(nodes, -1, np.int64)
+    W = np.empty(n + 1, np.int64)
+    vals = np.empty(n + 1, np.float64)
+    best = np.empty(n, np.int64)
+    best_slots = np.empty(n, np.int64)
+    min_len = np.inf
+    for j in range(nodes):
+        if node_mask[j]:
+            min_len = min(min_len, node_len[j])
+    args = (slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
+    if criterion == AMP:
+        start = _scan_amp(*args, np.argsort(node_cost, kind="mergesort"), cand_end, cand_slot,
+                          W, vals, best, best_slots)
+    elif criterion == MIN_COST:
+        start = _scan_min_cost(*args, np.argsort(node_cost, kind="mergesort"), cand_end, cand_slot,
+                               W, vals, best, best_slots)
+    elif criterion == MIN_RUNTIME_EXACT or criterion == MIN_FINISH_EXACT:
+        start = _scan_runtime_exact(*args, criterion == MIN_FINISH_EXACT, node_orders(node_len, node_cost)[1],
+                                    min_len, cand_end, cand_slot, W, vals, best, best_slots)
+    elif criterion == MIN_RUNTIME or criterion == MIN_FINISH:
+        start = _scan_greedy(*args, criterion == MIN_FINISH, literal, np.argsort(node_cost, kind="mergesort"),
+                             min_len, cand_end, cand_slot, W, vals, best, best_slots)
+    elif criterion == MIN_PROC_TIME:
+        start = _scan_random(*args, uniforms, retries, cand_end, cand_slot, W, vals, best, best_slots)
+    else:
+        start = _scan_proc_exact(*args, node_orders(node_len, node_cost)[1], cand_end, cand_slot,
+                                 W, vals, best, best_slots)
+    if np.isnan(start):
+        return False, np.nan, np.empty(0, np.int64), np.empty(0, np.int64), np.nan, np.nan, np.nan
+    runtime = 0.0
+    for q in range(n):
+        runtime = max(runtime, node_len[best[q]])
+    window_values(best, n, node_len, vals)
+    proc_time = fsum(vals, n)
+    window_values(best, n, node_cost, vals)
+    return True, start, best, best_slots, runtime, proc_time, fsum(vals, n)
 
 
 # ---------------------------------------------------------------- wrappers
-
-def window_from(found: bool, start: float, nodes: np.ndarray, slots: np.ndarray,
-                node_len: np.ndarray, node_cost: np.ndarray) -> Window:
-    """The :class:`Window` of a kernel result, with its runtime, finish, processor time, cost."""
-    if not found:
-        empty = np.empty(0, np.int64)
-        return Window(False, np.nan, empty, empty, np.nan, np.nan, np.nan, np.nan)
-    lens = node_len[nodes]
-    runtime = float(lens.max())
-    return Window(True, float(start), nodes, slots, runtime, float(start) + runtime,
-                  float(fsum(np.ascontiguousarray(lens), len(nodes))),
-                  float(fsum(np.ascontiguousarray(node_cost[nodes]), len(nodes))))
-
 
 def alp_mask(node_len: np.ndarray, node_cost: np.ndarray, budget: float, n: int, job_runtime: float,
              limit: str = "slot_cost") -> np.ndarray:
@@ -211,7 +316,7 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
     if n < 1:
         raise ValueError(f"n (job_slots) must be >= 1, got {n}")
     nodes = node_len.shape[0]
-    mask = np.ones(nodes, np.bool_) if node_mask is None else np.asarray(node_mask, np.bool_)
+    mask = _all_nodes(nodes) if node_mask is None else np.asarray(node_mask, np.bool_)
     if algorithm == "alp":
         limit_runtime = job_runtime if job_runtime is not None else 1.0
         mask = mask & alp_mask(node_len, node_cost, budget, n, limit_runtime, alp_limit)
@@ -225,10 +330,22 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
         u = uniforms
     else:
         u = _NO_UNIFORMS
-    found, start, win_nodes, win_slots = _scan(
+    found, start, win_nodes, win_slots, runtime, proc_time, cost = _scan(
         slot_node, slot_start, slot_end, node_len, node_cost, mask, budget_used, int(n),
         CRITERIA[algorithm], greedy_budget_test == "literal", u, int(random_window_retries))
-    return window_from(found, start, win_nodes, win_slots, node_len, node_cost)
+    return Window(found, start, win_nodes, win_slots, runtime, start + runtime, proc_time, cost)
+
+
+_ALL_NODES: dict[int, np.ndarray] = {}
+
+
+def _all_nodes(nodes: int) -> np.ndarray:
+    """An all-true mask, built once per size (kernels never write it)."""
+    mask = _ALL_NODES.get(nodes)
+    if mask is None:
+        mask = np.ones(nodes, np.bool_)
+        _ALL_NODES[nodes] = mask
+    return mask
 
 
 def draw_uniforms(rng: np.random.Generator, slots: int, n: int, retries: int = 0) -> np.ndarray:

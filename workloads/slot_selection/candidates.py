@@ -26,7 +26,7 @@ def valid(j, cand_end, node_len, t):
     return cand_end[j] - t >= node_len[j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def cheapest(cost_order, cand_end, node_len, t, k, skip, out):
     """The first ``k`` valid candidates in slot cost order (excluding node ``skip``) into ``out``.
 
@@ -45,7 +45,7 @@ def cheapest(cost_order, cand_end, node_len, t, k, skip, out):
     return c
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def window_values(nodes, k, node_val, vals):
     """Copy the per-node values of the window's nodes into ``vals``; return their running sum."""
     s = 0.0

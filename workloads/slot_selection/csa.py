@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .aep import _all_nodes
 from .candidates import cheapest, node_orders, window_values
 from .exactsum import fsum, sum_le
 
@@ -134,21 +135,28 @@ def _csa(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget
 
 
 @numba.njit(cache=True)
-def _row_fsums(values):
-    out = np.empty(values.shape[0])
-    row = np.empty(values.shape[1])
-    for a in range(values.shape[0]):
-        row[:] = values[a]
-        out[a] = fsum(row, values.shape[1])
-    return out
+def _summarise(start, nodes, node_len, node_cost):
+    """Runtime, finish, processor time and cost (correctly rounded sums) of each alternative."""
+    A, n = nodes.shape
+    runtime = np.empty(A)
+    proc = np.empty(A)
+    cost = np.empty(A)
+    vals = np.empty(n)
+    for a in range(A):
+        r = 0.0
+        for q in range(n):
+            r = max(r, node_len[nodes[a, q]])
+        runtime[a] = r
+        window_values(nodes[a], n, node_len, vals)
+        proc[a] = fsum(vals, n)
+        window_values(nodes[a], n, node_cost, vals)
+        cost[a] = fsum(vals, n)
+    return runtime, start + runtime, proc, cost
 
 
 def summarise(start: np.ndarray, nodes: np.ndarray, node_len: np.ndarray, node_cost: np.ndarray) -> Alternatives:
-    """Runtime, finish, processor time and cost of each alternative."""
-    lens = node_len[nodes]
-    runtime = lens.max(axis=1) if len(start) else np.empty(0)
-    return Alternatives(start, nodes, runtime, start + runtime, _row_fsums(np.ascontiguousarray(lens)),
-                        _row_fsums(np.ascontiguousarray(node_cost[nodes])))
+    """The :class:`Alternatives` of windows ``(start[a], nodes[a])``."""
+    return Alternatives(start, nodes, *_summarise(start, nodes, node_len, node_cost))
 
 
 def csa_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarray,
@@ -157,6 +165,6 @@ def csa_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
     """CSA on a slot list sorted by start (ties by node id); see the module docstring."""
     if n < 1:
         raise ValueError(f"n (job_slots) must be >= 1, got {n}")
-    mask = np.ones(node_len.shape[0], np.bool_) if node_mask is None else np.asarray(node_mask, np.bool_)
+    mask = _all_nodes(node_len.shape[0]) if node_mask is None else np.asarray(node_mask, np.bool_)
     start, nodes = _csa(slot_node, slot_start, slot_end, node_len, node_cost, mask, float(budget), int(n))
     return summarise(start, nodes, node_len, node_cost)

@@ -61,7 +61,7 @@ def fsum(values: np.ndarray, k: int) -> float:
     return hi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def sum_le(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     """``fsum(values[:k]) <= bound``, deciding on ``approx`` (a running sum) when it is clear."""
     tol = _MARGIN * abs(approx) + 1e-300
@@ -72,7 +72,7 @@ def sum_le(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     return fsum(values, k) <= bound
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def sum_lt(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     """``fsum(values[:k]) < bound``, deciding on ``approx`` when it is clear."""
     tol = _MARGIN * abs(approx) + 1e-300
