@@ -44,9 +44,10 @@ Tori (meshes with wrap-around; shapes are boxes of nodes, coordinates mod the si
   inside), then id; the position with the least total shell wins;
 - ``mc_incremental`` (MC1x1): the same with a 1×1 box, i.e. shells grown one ring at a
   time around each idle node as centre;
-- ``manhattan_median`` (Bender et al. 2005): for every idle node as centre, the ``m``
-  idle nodes nearest in hops (L1 on the torus), ties by id; the set with the least sum
-  of pairwise hop distances wins;
+- ``manhattan_median`` (Bender et al. 2005): for every candidate centre (each node's
+  position shifted by 0 or 1/2 in every dimension, so centres between processors count),
+  the ``m`` idle nodes nearest in L1 ring distance, ties by id; the set with the least
+  sum of pairwise hop distances wins (ties: first centre);
 - ``nep``: NOT implemented: the source names it without a definition and we found no
   reference (spec: "implement once a reference is found").
 
@@ -325,25 +326,29 @@ def mc_incremental(topo: Topology, idle: np.ndarray, m: int) -> np.ndarray | Non
 
 
 def manhattan_median(topo: Topology, idle: np.ndarray, m: int) -> np.ndarray | None:
-    _dims(topo)
-    return _nearest_sets(topo, idle, m, pairwise=True)
+    dims = _dims(topo)
+    cand = np.nonzero(idle)[0]
+    if cand.size < m:
+        return None
+    # centres: every node shifted by 0 or 1/2 in each dimension (between processors too)
+    shifts = np.array(list(np.ndindex(*(2,) * len(dims)))) * 0.5
+    centres = (topo.coords[:, None, :] + shifts[None, :, :]).reshape(-1, len(dims))
+    k = np.array(dims, np.float64)
+    off = np.abs(topo.coords[cand][None, :, :] - centres[:, None, :]) % k
+    dist = np.minimum(off, k - off).sum(axis=2)                     # L1 ring distance, [centre, idle node]
+    order = np.argsort(dist, axis=1, kind="stable")[:, :m]         # ties: lowest node id
+    sets = cand[order]
+    cost = topo.hops[sets[:, :, None], sets[:, None, :]].sum(axis=(1, 2))
+    return sets[int(np.argmin(cost))].astype(np.int64)
 
 
 def modified_mc(topo: Topology, idle: np.ndarray, m: int) -> np.ndarray | None:
-    return _nearest_sets(topo, idle, m, pairwise=False)
-
-
-def _nearest_sets(topo: Topology, idle: np.ndarray, m: int, pairwise: bool) -> np.ndarray | None:
     cand = np.nonzero(idle)[0]
     if cand.size < m:
         return None
     d = topo.hops[np.ix_(cand, cand)]                   # rows: centre, columns: idle nodes
     order = np.argsort(d, axis=1, kind="stable")[:, :m]
-    if pairwise:
-        sets = cand[order]
-        cost = np.array([topo.hops[np.ix_(s, s)].sum() for s in sets])
-    else:
-        cost = np.take_along_axis(d, order, axis=1).sum(axis=1)
+    cost = np.take_along_axis(d, order, axis=1).sum(axis=1)
     return cand[order[int(np.argmin(cost))]].astype(np.int64)
 
 

@@ -1,0 +1,127 @@
+"""Topology-aware allocation and the network code path: no core given twice, exact
+reproduction of part 1's schedules on a delay-free star, method-specific shapes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from workloads.cluster import flow, simulate, substreams
+from workloads.cluster import netsched as NS, topo_allocation as A, topology as T
+
+TOPOS = {"torus": T.torus((4, 4)), "star": T.star(16), "fat_tree": T.fat_tree(4, 4, 2), "kary_ntree": T.kary_ntree(2, 4)}
+MAY_FAIL = {"contiguous", "quasi_contiguous"}      # may refuse although enough nodes are idle
+
+
+@settings(max_examples=40, deadline=None)
+@given(method=st.sampled_from(sorted(A.METHODS)), seed=st.integers(0, 2**32 - 1), m=st.integers(1, 16),
+       idle_p=st.floats(0.2, 1.0))
+def test_methods_return_distinct_idle_nodes(method, seed, m, idle_p):
+    kinds = A.METHODS[method][1]
+    topo = TOPOS[kinds[int(seed) % len(kinds)]]
+    idle = np.random.default_rng(seed).random(topo.n_nodes) < idle_p
+    got = A.choose(method, topo, idle, m)
+    if got is None:
+        assert idle.sum() < m or method in MAY_FAIL
+        return
+    assert got.size == m and np.unique(got).size == m and idle[got].all()
+    if method == "contiguous":
+        assert (np.diff(got) == 1).all()
+    if method == "quasi_contiguous":
+        size = next(s for s in A._subtree_sizes(topo) if got.max() // s == got.min() // s)
+        counts = idle.reshape(-1, size).sum(axis=1)
+        smaller = [s for s in A._subtree_sizes(topo) if s < size]
+        assert all((idle.reshape(-1, s).sum(axis=1) < m).all() for s in smaller)   # smallest subtree that fits
+        assert counts[got.min() // size] == counts[counts >= m].min()           # and the fullest of that size
+
+
+def test_shapes_on_an_empty_torus():
+    topo = T.torus((8, 8))
+    idle = np.ones(64, bool)
+    box = A.choose("mc", topo, idle, 6)                    # 3 x 2 box at the origin, cost 0
+    assert sorted(box.tolist()) == [0, 1, 2, 8, 9, 10]
+    blk = A.choose("mbs", topo, idle, 16)                  # one aligned 4 x 4 buddy block
+    c = topo.coords[blk]
+    assert (c.max(axis=0) - c.min(axis=0) == 3).all() and (c.min(axis=0) % 4 == 0).all()
+    assert A.choose("paging", topo, idle, 5).tolist() == [0, 1, 2, 3, 4]
+    pages = A.choose("paging", topo, idle, 5, page_side=2)
+    assert sorted(pages.tolist()) == [0, 1, 2, 8, 9]       # pages {0,1,8,9} then {2,3,10,11}
+    gabl = A.choose("gabl", topo, idle, 9)
+    assert sorted(gabl.tolist()) == [0, 1, 2, 8, 9, 10, 16, 17, 18]
+    for name in ("anca", "manhattan_median"):
+        got = A.choose(name, topo, idle, 4)                 # a 2 x 2 box is the most compact
+        assert topo.hops[np.ix_(got, got)].sum() == 16, name    # ordered pairs; a plus gives 18, a line 20
+    plus = A.choose("modified_mc", topo, idle, 5)          # MC1x1 on hops: a centre and its 4 neighbours
+    assert topo.hops[plus[0], plus].sum() == 4
+    ring = A.choose("mc_incremental", topo, idle, 9)       # MC1x1 with Chebyshev shells: a full 3 x 3 ring
+    c = topo.coords[ring]
+    assert topo.hops[np.ix_(ring, ring)].max() == 4 and len({tuple(x) for x in c}) == 9
+    with pytest.raises(ValueError, match="works on"):
+        A.choose("mbs", T.star(4), np.ones(4, bool), 2)
+
+
+def _params(**kw):
+    base = dict(jobs=80, nodes=16, cores=2, topology="torus", topology_size=[4, 4], iters_max=3,
+                message_mean=3000.0, load=0.9)
+    base.update(kw)
+    return NS._with_defaults(base)
+
+
+def _run(p, seed):
+    f, aseed = flow(p, seed)
+    comm = NS.communication(substreams(seed, 4)[2], f.submit.size, p["iters_max"], p["pattern"])
+    res, sim, allocs, _ = NS.simulate_network(p, f, comm, NS._topology(p))
+    return f, aseed, res, sim, allocs
+
+
+@pytest.mark.parametrize("method", ["first_fit", "paging", "mbs", "anca", "gabl", "mc", "mc_incremental",
+                                    "manhattan_median", "modified_mc"])
+def test_network_schedule_never_overcommits(method):
+    p = _params(allocation=method)
+    f, _, res, sim, allocs = _run(p, 11)
+    assert not np.isnan(res.start).any() and (res.start >= f.submit).all()
+    # every instant: processes per node <= cores, memory and disk within the node
+    times = np.unique(np.concatenate([res.start, res.end]))
+    for t in times:
+        on = (res.start <= t) & (res.end > t)
+        used = np.zeros(16, int)
+        mem = np.zeros(16)
+        for j in np.nonzero(on)[0]:
+            np.add.at(used, allocs[j], 1)
+            np.add.at(mem, allocs[j], f.mem_req[j])
+        assert (used <= f.node_cores).all() and (mem <= f.node_mem * (1 + 1e-12)).all()
+    # network only delays: real time >= computation on the slowest node; kills exactly at the estimate
+    real = res.end - res.start
+    assert (real >= f.tau / res.min_speed * (1 - 1e-12)).all()
+    k = res.killed == 1
+    assert np.allclose(real[k], f.estimate[k] / res.min_speed[k], rtol=1e-12)
+    assert (real[~k] <= f.estimate[~k] / res.min_speed[~k] * (1 + 1e-12)).all()
+
+
+@pytest.mark.parametrize("queue", ["mpfs_scan", "fcfs"])
+@pytest.mark.parametrize("speeds", ["homogeneous", "heterogeneous"])
+def test_delay_free_star_reproduces_part1_schedule(queue, speeds):
+    p = _params(topology="star", topology_size=[16], bandwidth=float("inf"), t_routing=0.0, queue=queue,
+                speeds=speeds, allocation="first_fit", jobs=120)
+    f, aseed, res, sim, _ = _run(p, 5)
+    ref = simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores, f.node_mem,
+                   f.node_disk, f.node_speed, queue, "first_fit", aseed, p["cl_mask"])
+    assert sim.net.ctr[0] == 0 and sim.net.acc[3] == 0 or speeds == "heterogeneous"
+    assert sim.net.acc[2] > 0                                   # messages were really simulated
+    assert res.start.tolist() == ref.start.tolist() and res.end.tolist() == ref.end.tolist()
+    assert res.killed.tolist() == ref.killed.tolist()
+    assert np.allclose(res.node_core_util, ref.node_core_util, rtol=1e-12, atol=1e-15)
+    assert np.isclose(res.cl_integral, ref.cl_integral, rtol=1e-12)
+
+
+def test_run_batch_reproducible_and_network_costs_time():
+    p = dict(jobs=40, nodes=16, cores=2, topology="torus", topology_size=[4, 4], iters_max=3, message_mean=3000.0,
+             allocation="mc")
+    seeds = np.array([3, 4], np.uint64)
+    a, b = NS.run_batch(p, seeds), NS.run_batch(p, seeds)
+    for m in NS.METRICS:
+        if not m.timing:
+            assert np.array_equal(a[m.name], b[m.name], equal_nan=True), m.name
+    assert (a["contention"] >= 1.0).all() and (a["mb"] > 0).all() and (a["packet_events"] > 0).all()
+    assert NS.check_params(dict(topology="star", allocation="mbs"))            # names the mismatch
+    assert NS.check_params(dict(topology="torus", topology_size=[4, 4], nodes=64))
