@@ -165,12 +165,20 @@ def test_exact_trace_three_machines_two_classes_one_failure(tmp_path):
     assert res["resubmissions"] == 1
 
 
-def test_run_batch_reproducible_and_batch_independent():
-    params = dg.default_params(system="testbed_lolo", policy="lpas_dg", failures="exponential",
+@pytest.mark.parametrize("policy", ["lpas_dg", "lpas_dg_robust"])
+def test_run_batch_reproducible_and_batch_independent(policy):
+    """Same outputs in one batch or one seed at a time; the robust support cache (shared
+    across replications) is emptied before every single-seed run and changes nothing."""
+    from workloads.desktop_grid import lp
+    params = dg.default_params(system="testbed_lolo", policy=policy, failures="exponential",
                                fail_rate=0.05, down_mean=4.0, horizon=300.0)
     seeds = np.array([11, 12, 13], dtype=np.uint64)
+    lp._ROBUST_CACHE.clear()
     whole = dg.run_batch(params, seeds)
-    parts = [dg.run_batch(params, seeds[k:k + 1]) for k in range(3)]
+    parts = []
+    for k in range(3):
+        lp._ROBUST_CACHE.clear()
+        parts.append(dg.run_batch(params, seeds[k:k + 1]))
     for metric in dg.METRICS:
         if metric.timing:
             continue

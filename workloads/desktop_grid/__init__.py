@@ -101,7 +101,8 @@ METRICS = (
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
     Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
-    Metric("lp_solves", "solves", "HiGHS solves (search and robust runs included)"),
+    Metric("lp_solves", "solves", "HiGHS solves (search and robust runs included, robust runs "
+           "found in the process-wide cache counted too)"),
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
     Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),
@@ -113,6 +114,8 @@ METRICS = (
     Metric("queue_max", "tasks", "largest number of waiting tasks"),
     Metric("wall_s", "s", "wall time of the replication", timing=True),
     Metric("lp_wall_s", "s", "wall time spent solving LPs", timing=True),
+    Metric("robust_cache_hits", "keys", "robust supports taken from the process-wide cache of "
+           "earlier replications (depends on the batch, like a timing)", timing=True),
 )
 
 REASONS = {
@@ -320,6 +323,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
         "tasks_completed": float(done),
         "queue_max": float(stats[ST_QMAX]),
         "lp_wall_s": table.wall_s,
+        "robust_cache_hits": float(table.robust_cache_hits),
         "reason": reason,
     }
     if trace:

@@ -36,6 +36,7 @@ class EligibilityTable:
     z0: np.ndarray            # (K,) int
     lp_solves: int = 0        # HiGHS runs, search and robust runs included
     robust_fallbacks: int = 0
+    robust_cache_hits: int = 0
     wall_s: float = 0.0
 
 
@@ -65,4 +66,4 @@ def lp_eligibility(policy: str, mu_nom: np.ndarray, alpha: np.ndarray, states: n
         elig[r] = sol.support
         lam[r], nz[r], z0[r] = sol.lambda_star, sol.n_zeros, sol.z0
     return EligibilityTable(elig, lam, nz, z0, lp.solves, lp.robust_fallbacks,
-                            time.perf_counter() - t0)
+                            lp.robust_cache_hits, time.perf_counter() - t0)
