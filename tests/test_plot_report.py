@@ -390,3 +390,25 @@ def test_report_in_headless_chromium(tmp_path, capsys):
     console = render_page(binary, broken, tmp_path / "broken.png", tmp_path / "profile")
     assert any("undefinedFunction" in line for line in console), console
     assert with_figures > 500 > blue_pixels(tmp_path / "broken.png") * 10, with_figures
+
+
+def test_report_completeness_shows_failures_and_missing_cells(tmp_path):
+    spec = tmp_path / "flaky.toml"
+    spec.write_text(tiny_spec_text("mm1").replace('workload = "mm1"', 'workload = "tests.flaky_workload"')
+                    .replace("replications = 4", "replications = 6"))
+    store = pipeline.run(spec, tmp_path / "flaky.zarr", workers=0, batch_size=3, progress=False)
+    import zarr
+
+    status = zarr.open_group(store, mode="r+")["status"]
+    status[0, 0, :3] = 0  # three replications of the first cell "not run", as after an interruption
+    ds = pipeline.open_store(store)
+    counts = tables.completeness(ds)
+    assert counts["failed"] > 0 and counts["not run"] == 3
+    page = report.build(ds, str(store))
+    for label, n in counts.items():
+        assert f"<td class='key'>{label}</td><td>{n}</td>" in page
+    assert f"{len(ds.attrs['failures'])} replications failed" in page
+    assert f"schedsweep show {store} --failures" in page
+    missing = int(((ds["status"] == 0) | (ds["status"] == 3)).isel(customers=0, arrival_rate=0).sum())
+    assert "Cells with missing replications" in page
+    assert f"<td class='key'>300</td><td class='key'>0.3</td><td>{missing}</td>" in page
