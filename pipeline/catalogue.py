@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import numpy as np
 from .spec import Spec, SpecError, load
 
 UNKNOWN = "unknown — run it once"
+WIDTH = 100  # description lines are wrapped to this many characters
 
 
 @dataclass
@@ -128,7 +130,8 @@ def render(items: list[Entry]) -> str:
         s = e.spec
         dims = " × ".join(f"{d.name}[{len(d)}]" for d in s.dims) or "single cell"
         lines += [f"{e.path.name}: {s.name}  (workload {s.workload})",
-                  f"    {s.description or '(no description)'}",
+                  textwrap.fill(s.description or "(no description)", width=WIDTH, initial_indent="    ",
+                                subsequent_indent="    "),
                   f"    {s.replications} replications × {s.n_cells} cells ({dims}) = "
                   f"{s.replications * s.n_cells} runs",
                   f"    run time: {e.estimate}", ""]
