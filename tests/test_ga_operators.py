@@ -1,6 +1,8 @@
 """ga: every individual after every operator is a consistent, mask-respecting schedule."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -74,3 +76,30 @@ def test_crossover_and_mutation_keep_mask_and_processes(seed, parallel):
         assert_valid(problem, body, header)
         if parallel:  # a job swap moves whole jobs: every unit keeps its number of slots
             assert [len(x) for x in unit_lists(body, header)] == [len(x) for x in before]
+
+
+def test_crossover_repair_backfills_a_parallel_job_into_a_gap():
+    from workloads.ga.model import Problem
+    from workloads.ga.operators import _backfill_missing
+
+    # 4 units of speed 1 in one group. Kept: job 0 (2 wide, 10 long) on units 0-1 from 0,
+    # job 1 (3 wide) on units 0-2 after it, so unit 2 idles over [0, 10) and unit 3 always.
+    # Missing: job 2 (2 wide, 5 long): it fits the gap at 0 on units 2 and 3.
+    problem = Problem(speed=np.ones(4), group=np.zeros(4, np.int64), ready=np.zeros(4), prev_end=np.full(4, np.nan),
+                      width=np.array([2, 3, 2]), length=np.array([10.0, 4.0, 5.0]), prio=np.ones(3, np.int64),
+                      pred=np.full(3, -1), mask=np.ones((3, 4), bool), arrival=np.zeros(3), period_end=0.0)
+    unit_of = np.array([0, 1, 0, 1, 2, -1, -1])
+    walk = np.array([0, 2, 1, 3, 4, 0, 0])
+    body, header = np.zeros(7, np.int64), np.zeros(4, np.int64)
+    assert _backfill_missing(problem.arrays(), unit_of, walk, 5, body, header)
+    np.testing.assert_array_equal(header, [2, 2, 2, 1])
+    np.testing.assert_array_equal(body, [0, 2, 1, 3, 5, 4, 6])
+    start, dur = naive_timing(problem, body, header)
+    np.testing.assert_array_equal(start, [0.0, 10.0, 0.0])
+    # with a predecessor ending at 10, the gap is too early: job 2 goes after job 1 instead
+    dep = dataclasses.replace(problem, pred=np.array([-1, 0, 1]))
+    unit_of = np.array([0, 1, 0, 1, 2, -1, -1])
+    assert _backfill_missing(dep.arrays(), unit_of, walk, 5, body, header)
+    start, dur = naive_timing(dep, body, header)
+    assert start[2] == 14.0
+    assert check_schedule(dep, body, header, start, dur) == []

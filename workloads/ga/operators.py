@@ -156,11 +156,14 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
     Break points ``c1 < c2`` are uniform; the child takes parent B's units ``c1 .. c2-1``
     and parent A's other units. Walking the units in order, a process already placed is
     dropped. A parallel job whose processes do not all come from one parent is removed.
-    Missing jobs are then appended in arrival order by mask-FCFS on the child's unit
-    loads (``ready`` + sum of slot lengths): a non-parallel job to the allowed unit with
-    the least load, a parallel job to the ``w`` least-loaded allowed units of the group
-    where the ``w``-th smallest load is least. Ties: lower index. The child is written
-    into ``body`` and ``header`` (recomputed).
+    Removed parallel jobs are re-placed in arrival order by mask-Backfill into the idle
+    gaps of the child (:func:`_backfill_missing`). Missing non-parallel processes are
+    appended in arrival order by mask-FCFS on the child's unit loads (``ready`` + sum of
+    slot lengths): each to the allowed unit with the least load (ties: lower index). If
+    the kept part of a parallel child cannot be timed, its removed jobs are appended the
+    same way, to the ``w`` least-loaded allowed units of the group where the ``w``-th
+    smallest load is least (the child is then usually inconsistent and dropped). The
+    child is written into ``body`` and ``header`` (recomputed).
     """
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
     C = header_a.shape[0]
@@ -203,7 +206,12 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
             walk[kept] = walk[i]
             kept += 1
     s = kept
-    if s < N:   # some processes are missing: append them by mask-FCFS on the loads
+    if s < N:
+        # parallel jobs are re-placed by mask-Backfill into the idle gaps (source); when
+        # that cannot be done (the kept part cannot be timed) or for non-parallel jobs,
+        # missing processes are appended by mask-FCFS on the loads
+        if P[4].max() > 1 and _backfill_missing(P, unit_of, walk, s, body, header):
+            return
         _append_missing(P, unit_of, walk, s, load)
     # a unit's processes keep their walk order, appended ones come last
     header[:] = 0
@@ -217,6 +225,166 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
         u = walk[i]
         body[fill[unit_of[u]]] = u
         fill[unit_of[u]] += 1
+
+
+@numba.njit(cache=True)
+def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
+    """Insert the missing jobs, in arrival order, into the idle gaps of the kept part.
+
+    The kept processes (``walk[:s]``, per unit in walk order) are timed semi-actively,
+    a missing predecessor not constraining (our rule). Each missing job then goes to the
+    earliest time ``t`` (after its predecessor's end) at which, in one group, ``w`` allowed
+    units are idle from ``t`` for the job's duration; the units idle longest are taken
+    (ties: faster, then lower index). A unit's last gap is endless, so a place always
+    exists. Writes the child into ``body``/``header``; False if the kept part cannot be
+    timed (a cycle), leaving them untouched.
+    """
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    C = speed.shape[0]
+    N = proc_job.shape[0]
+    J = width.shape[0]
+    cnt = np.zeros(C, np.int64)
+    seqs = np.empty((C, N), np.int64)
+    kept = np.zeros(J, np.bool_)
+    for i in range(s):
+        u = walk[i]
+        m = unit_of[u]
+        seqs[m, cnt[m]] = u
+        cnt[m] += 1
+        kept[proc_job[u]] = True
+    start = np.full(J, np.nan)
+    dur = np.zeros(J)
+    remaining = 0
+    for j in range(J):
+        if kept[j]:
+            remaining += 1
+            mink = np.inf
+            for u in range(job_first[j], job_first[j] + width[j]):
+                mink = min(mink, speed[unit_of[u]])
+            dur[j] = length[j] / mink
+    ptr = np.zeros(C, np.int64)
+    avail = ready.copy()
+    progress = True
+    while progress and remaining > 0:
+        progress = False
+        for m in range(C):
+            while ptr[m] < cnt[m]:
+                j = proc_job[seqs[m, ptr[m]]]
+                p = pred[j]
+                if p >= 0 and kept[p] and np.isnan(start[p]):
+                    break
+                t = avail[m]
+                at_heads = True
+                for u in range(job_first[j], job_first[j] + width[j]):
+                    m2 = unit_of[u]
+                    if ptr[m2] >= cnt[m2] or seqs[m2, ptr[m2]] != u:
+                        at_heads = False
+                        break
+                    t = max(t, avail[m2])
+                if not at_heads:
+                    break
+                if p >= 0 and kept[p]:
+                    t = max(t, start[p] + dur[p])
+                start[j] = t
+                remaining -= 1
+                progress = True
+                for u in range(job_first[j], job_first[j] + width[j]):
+                    avail[unit_of[u]] = t + dur[j]
+                    ptr[unit_of[u]] += 1
+    if remaining > 0:
+        return False
+    n_groups = group.max() + 1
+    cands = np.empty(N + C + 1)   # predecessor end, ready times, slot ends of one group
+    idle_m = np.empty(C, np.int64)
+    idle_until = np.empty(C)
+    idle_pos = np.empty(C, np.int64)
+    for j in range(J):
+        if kept[j]:
+            continue
+        w = width[j]
+        p = pred[j]
+        pe = start[p] + dur[p] if p >= 0 and not np.isnan(start[p]) else -np.inf
+        best_t = np.inf
+        best_d = 0.0
+        best_units = np.empty(w, np.int64)
+        best_pos = np.empty(w, np.int64)
+        for g in range(n_groups):
+            n_allowed = 0
+            nc = 0
+            if pe > -np.inf:
+                cands[nc] = pe
+                nc += 1
+            for m in range(C):
+                if group[m] == g and mask[j, m]:
+                    n_allowed += 1
+                    cands[nc] = ready[m]
+                    nc += 1
+                    for k in range(cnt[m]):
+                        cands[nc] = start[proc_job[seqs[m, k]]] + dur[proc_job[seqs[m, k]]]
+                        nc += 1
+            if n_allowed < w:
+                continue
+            ts = np.sort(cands[:nc])
+            for t in ts:
+                if t < pe or t >= best_t:
+                    continue
+                n_idle = 0
+                for m in range(C):
+                    if group[m] != g or not mask[j, m] or t < ready[m]:
+                        continue
+                    k = 0
+                    while k < cnt[m] and start[proc_job[seqs[m, k]]] < t:
+                        k += 1
+                    if k > 0:
+                        jb = proc_job[seqs[m, k - 1]]
+                        if start[jb] + dur[jb] > t:
+                            continue
+                    idle_m[n_idle] = m
+                    idle_until[n_idle] = start[proc_job[seqs[m, k]]] if k < cnt[m] else np.inf
+                    idle_pos[n_idle] = k
+                    n_idle += 1
+                if n_idle < w:
+                    continue
+                key = np.empty(n_idle)
+                for i in range(n_idle):
+                    key[i] = -speed[idle_m[i]]
+                order = np.argsort(key, kind="mergesort")           # faster first, then index
+                order = order[np.argsort(-idle_until[:n_idle][order], kind="mergesort")]  # idle longest first
+                mink = np.inf
+                for i in range(w):
+                    mink = min(mink, speed[idle_m[order[i]]])
+                d = length[j] / mink
+                fits = True
+                for i in range(w):
+                    if idle_until[order[i]] < t + d:
+                        fits = False
+                if fits:
+                    best_t = t
+                    best_d = d
+                    sel = np.sort(order[:w])   # by unit index
+                    for i in range(w):
+                        best_units[i] = idle_m[sel[i]]
+                        best_pos[i] = idle_pos[sel[i]]
+                    break
+        if best_t == np.inf:
+            return False
+        start[j] = best_t
+        dur[j] = best_d
+        for i in range(w):
+            m = best_units[i]
+            k = best_pos[i]
+            for q in range(cnt[m], k, -1):
+                seqs[m, q] = seqs[m, q - 1]
+            seqs[m, k] = job_first[j] + i
+            cnt[m] += 1
+            unit_of[job_first[j] + i] = m
+    i = 0
+    for m in range(C):
+        header[m] = cnt[m]
+        for k in range(cnt[m]):
+            body[i] = seqs[m, k]
+            i += 1
+    return True
 
 
 @numba.njit(cache=True)
