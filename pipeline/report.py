@@ -212,13 +212,23 @@ def _metric_heading(ds: xr.Dataset, metric: str) -> str:
 
 def metric_tables_html(ds: xr.Dataset, level: float) -> str:
     result = tables.compute(ds, None, (), None, None, level)
-    long = tables.long_frame(result)
+    long = _long_frame(result)
     out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
            "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
         out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows), "metrics", metric))
     return "\n".join(out)
+
+
+def _long_frame(result: xr.Dataset) -> pd.DataFrame:
+    """:func:`tables.long_frame`; for a single-cell store (no dimension but ``stat``, which
+    ``long_frame`` cannot index) the same columns built from the same statistics."""
+    if any(set(da.dims) - {"stat"} for da in result.data_vars.values()):
+        return tables.long_frame(result)
+    records = [{"metric": name, **{str(s): float(v) for s, v in zip(da["stat"].values, da.values)}}
+               for name, da in result.data_vars.items()]
+    return pd.DataFrame.from_records(records)
 
 
 def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
@@ -231,7 +241,7 @@ def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
     result = tables.compute(ds, None, (), paired, None, level)
-    long = tables.long_frame(result)
+    long = _long_frame(result)
     out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
            f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
            "bold where the CI excludes zero. As <code>schedsweep table --paired "

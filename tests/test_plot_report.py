@@ -412,3 +412,16 @@ def test_report_completeness_shows_failures_and_missing_cells(tmp_path):
     missing = int(((ds["status"] == 0) | (ds["status"] == 3)).isel(customers=0, arrival_rate=0).sum())
     assert "Cells with missing replications" in page
     assert f"<td class='key'>300</td><td class='key'>0.3</td><td>{missing}</td>" in page
+
+
+def test_report_of_a_single_cell_store(tmp_path):
+    spec = tmp_path / "single.toml"
+    spec.write_text('workload = "mm1"\nreplications = 3\nseed = 1\n[params]\ncustomers = 300\nwarmup = 10\n')
+    store = pipeline.run(spec, tmp_path / "single.zarr", workers=0, progress=False)
+    parsed = parse_report(report.write_report(store, tmp_path / "single.html"))
+    assert parsed.images == [] and ("paired", "mean_wait") not in parsed.tables
+    described = pipeline.describe(pipeline.open_store(store))
+    for metric in ("mean_wait", "mean_time_in_system"):
+        (row,) = parsed.tables[("metrics", metric)]
+        for stat, value in row["values"].items():
+            assert value == float(described[metric].sel(stat=stat)), (metric, stat)
