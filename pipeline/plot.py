@@ -24,8 +24,8 @@ from .stats import QueryError
 FORMATS = ("png", "svg")
 #: x values spanning at least this ratio (two decades) get a log axis.
 LOG_SPAN = 100.0
-#: at most this many hue values in one panel; more would be unreadable.
-MAX_HUE = 12
+#: at most this many hue values in one panel: matplotlib's colour cycle has ten colours.
+MAX_HUE = 10
 
 
 def plot_data(ds: xr.Dataset, metric: str, x: str, hue: str | None = None, sel: Iterable[str] = (),
@@ -80,8 +80,6 @@ def y_label(da: xr.DataArray, metric: str) -> str:
     label = metric
     if "paired" in da.attrs:
         label = f"{metric} − baseline ({da.attrs['paired']})"
-    elif "ratio" in da.attrs:
-        return f"{metric} / baseline ({da.attrs['ratio']})"
     return f"{label} [{units}]" if units else label
 
 
