@@ -1,0 +1,95 @@
+"""Jobs simulated per second: the cluster kernel against the plain-Python peer, same run.
+
+For each trace and algorithm (EASY, conservative): parse once, compile once (a short
+warm-up run), then time ``simulator.simulate`` (best of ``--repeats``) and the peer's
+``simulate`` on the same jobs, and check that every job's start time is equal.
+Parsing and compilation are excluded from both. Times are CPU seconds of this process
+(``time.process_time``), which other users of a shared machine disturb less than wall
+time; ``--clock wall`` uses ``time.perf_counter`` instead.
+
+    python benchmarks/bench_cluster.py                       # KTH-SP2 (filtered) and CTC-SP2, full
+    python benchmarks/bench_cluster.py --traces KTH-SP2-1996-2.1-cln.filtered.swf.gz --no-peer
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from workloads.cluster import simulator, swf  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+
+
+def load_peer(path: Path):
+    spec = importlib.util.spec_from_file_location("easy_backfill_python", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def ours(tr: swf.Trace, algo: str, limit: int | None = None):
+    k = tr.n_jobs if limit is None else limit
+    m = tr.max_procs
+    z = np.zeros(k)
+    return simulator.simulate(tr.submit[:k], tr.procs[:k], z, z, tr.estimate[:k], tr.run[:k], np.ones(m, np.int64),
+                              np.ones(m), np.ones(m), np.ones(m), algo, "first_fit", 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--traces", nargs="+", default=["KTH-SP2-1996-2.1-cln.filtered.swf.gz",
+                                                      "CTC-SP2-1996-3.1-cln.swf.gz"])
+    ap.add_argument("--algos", nargs="+", default=["easy", "conservative"], choices=["easy", "conservative"])
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs of our kernel (best is reported)")
+    ap.add_argument("--peer", default=str(SHARED / "peers" / "easy_backfill_python.py"))
+    ap.add_argument("--no-peer", action="store_true", help="skip the peer (and the equality check)")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    args = ap.parse_args()
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    peer = None if args.no_peer else load_peer(Path(args.peer))
+
+    rows = []
+    for name in args.traces:
+        path = str(SHARED / "traces" / name) if not Path(name).exists() else name
+        tr = swf.read(path)
+        for algo in args.algos:
+            ours(tr, algo, limit=min(200, tr.n_jobs))          # compile (or load the cache)
+            best = np.inf
+            for _ in range(args.repeats):
+                t0 = clock()
+                res = ours(tr, algo)
+                best = min(best, clock() - t0)
+            row = dict(trace=name, jobs=tr.n_jobs, algo=algo, ours_s=best, ours_jps=tr.n_jobs / best,
+                       wait=float(np.mean(res.start - tr.submit)))
+            if peer is not None:
+                pjobs, _m, _skipped = peer.read_swf(path)
+                t0 = clock()
+                peer.simulate(pjobs, tr.max_procs, algo)
+                ps = clock() - t0
+                by_id = {j.id: j.start for j in pjobs}
+                theirs = np.array([by_id[i] for i in tr.job_id])
+                row.update(peer_s=ps, peer_jps=len(pjobs) / ps, speedup=ps / best,
+                           mismatches=int(np.sum(theirs != res.start)))
+            rows.append(row)
+            print(_fmt(row), flush=True)
+
+
+def _fmt(r: dict) -> str:
+    s = (f"| {r['trace']} | {r['jobs']} | {r['algo']} | {r['ours_s']:.4f} | {r['ours_jps']:,.0f} | "
+         f"{r['wait']:.1f} |")
+    if "peer_s" in r:
+        s += f" {r['peer_s']:.2f} | {r['peer_jps']:,.0f} | {r['speedup']:,.0f}x | {r['mismatches']} |"
+    return s
+
+
+if __name__ == "__main__":
+    print("| trace | jobs | algo | ours s | ours jobs/s | mean wait s | peer s | peer jobs/s | speed-up | start mismatches |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    main()
