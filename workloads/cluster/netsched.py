@@ -44,6 +44,8 @@ PARAMS = tuple(p for p in CLUSTER_PARAMS if p.name not in _SKIP) + (
     Param("topology", "str", "fat_tree", "interconnect", choices=topology.KINDS),
     Param("topology_size", "floats", (), "sizes: star (p); fat_tree (leaves, per_leaf, spines); torus (k1, k2[, k3]); "
           "kary_ntree (k, n); empty = the spec's default for 64 nodes"),
+    Param("layout", "str", "", "topology and sizes in one sweepable string, e.g. 'torus:4x4x4', 'fat_tree:8x8x4', "
+          "'star:64', 'kary_ntree:4x3', 'torus' (default sizes); overrides topology and topology_size when set"),
     Param("ties", "str", "lowest_id", "tie rule among equal shortest next hops (trees; tori use dimension order)",
           choices=topology.TIES),
     Param("bandwidth", "float", 1.25e9, "link bandwidth per direction (bytes/s; inf = no transmission time)",
@@ -57,6 +59,9 @@ PARAMS = tuple(p for p in CLUSTER_PARAMS if p.name not in _SKIP) + (
     Param("message_mean", "float", 65536.0, "mean message size per arc and iteration (bytes, exponential)",
           low=1e-9),
     Param("page_side", "int", 1, "paging: page side in nodes", low=1),
+    Param("time_scale", "float", 1.0, "multiplies every job's tau, estimate and submit time (our rule: Lublin "
+          "runtimes are seconds to hours, messages microseconds; scaling the flow lets the network matter)",
+          low=1e-12),
 )
 
 METRICS = CLUSTER_METRICS + (
@@ -70,8 +75,13 @@ METRICS = CLUSTER_METRICS + (
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
-    p = _with_defaults(params)
     errors = []
+    try:
+        p = _with_defaults(params)
+    except ValueError:
+        return [f"layout {params.get('layout')!r} is not kind[:AxBxC] with integer sizes"]
+    if p["topology"] not in topology.KINDS:
+        return [f"layout {params.get('layout')!r}: topology {p['topology']!r} not one of {', '.join(topology.KINDS)}"]
     if p["header"] >= p["packet_size"]:
         errors.append(f"header ({p['header']}) must be smaller than packet_size ({p['packet_size']})")
     alloc = p["allocation"]
@@ -94,6 +104,10 @@ def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
     p = {q.name: q.default for q in PARAMS}
     p.update(params)
     p["source"] = "lublin"
+    if p["layout"]:
+        kind, _, size = p["layout"].partition(":")
+        p["topology"] = kind
+        p["topology_size"] = tuple(float(x) for x in size.split("x")) if size else ()
     return p
 
 
@@ -262,6 +276,8 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
     out = empty_outputs(METRICS, len(seeds))
     for r, seed in enumerate(seeds):
         f, _alloc_seed = make_flow(p, int(seed))
+        if p["time_scale"] != 1.0:           # the load of eq. (8) is unchanged: all times scale together
+            f.tau, f.estimate, f.submit = (x * p["time_scale"] for x in (f.tau, f.estimate, f.submit))
         comm = communication(substreams(int(seed), 4)[2], f.submit.size, p["iters_max"], p["pattern"])
         res, sim, allocs, wall = simulate_network(p, f, comm, topo)
         values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores, p["bsld_threshold"])
