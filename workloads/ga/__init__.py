@@ -53,6 +53,9 @@ PARAMS = (
     Param("migration_interval", "int", 50, "I_m: generations between ring migrations (and stop checks)", low=1),
     Param("migrants", "int", 1, "best individuals each island sends to the next one", low=0),
     Param("init_mutations", "int", 5, "swap attempts perturbing each initial individual but the first", low=0),
+    Param("island_execution", "str", "in_process", "run the islands of a replication in its own process, or "
+          "as separate Dask tasks exchanging migrants (needs a Dask client, e.g. inside `schedsweep run` on a "
+          "cluster); results are identical", choices=("in_process", "dask")),
     Param("stall_generations", "int", 100, "stop when the best has not improved for this many generations", low=1),
     Param("max_generations", "int", 5000, "stop after this many generations per period", low=0),
 )
@@ -110,6 +113,28 @@ def ga_settings(params: Mapping[str, Any]) -> GASettings:
     return GASettings(**{k: params[k] for k in GASettings.__dataclass_fields__})
 
 
+def _plan_with_dask_islands(inst, method, settings, rngs):
+    """:func:`plan` with each island epoch a Dask task; from inside a Dask task the
+    worker's slot is given back while the islands run (``worker_client``)."""
+    import distributed
+
+    from .dask_islands import run_islands_dask
+
+    try:
+        distributed.get_worker()
+        inside = True
+    except ValueError:
+        inside = False
+    if inside:
+        with distributed.worker_client() as client:
+            return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r))
+    try:
+        client = distributed.get_client()
+    except ValueError as err:
+        raise ValueError("island_execution = 'dask' needs a running Dask client") from err
+    return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r))
+
+
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     out = empty_outputs(METRICS, len(seeds))
     inst_settings, settings = instance_settings(params), ga_settings(params)
@@ -120,7 +145,10 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         if inst.arrival.size == 0:
             out["reason"][r] = 1
             continue
-        res = plan(inst, method, settings, streams[1:])
+        if params["island_execution"] == "dask" and method == "ga":
+            res = _plan_with_dask_islands(inst, method, settings, streams[1:])
+        else:
+            res = plan(inst, method, settings, streams[1:])
         f = np.exp(res.log_gmean)
         chosen = {"gmean": f, "makespan": res.makespan, "weighted_completion": res.weighted_completion}
         out["objective"][r] = np.mean(chosen[settings.objective])
