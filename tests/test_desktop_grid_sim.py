@@ -111,7 +111,7 @@ def _naive_run(params, seed):
 def test_kernel_equals_naive_simulator(policy, system, case):
     """Same inputs and generators: the naive plain-Python simulator gives the same W per
     class, completions, resubmissions and events as the kernel."""
-    params = dg.default_params(system=system, policy=policy, horizon=60.0, **case)
+    params = dg.default_params(system=system, policy=policy, horizon=60.0, unstable_fraction=0.0, **case)
     res, (sum_w, cnt, resub, events) = _naive_run(params, 7)
     n = len(cnt)
     assert res["completed_class"][:n].tolist() == cnt
@@ -189,10 +189,18 @@ def test_run_batch_reproducible_and_batch_independent(policy):
 
 
 def test_unstable_reported_as_reason(tmp_path):
-    params = dg.default_params(system="custom", rates_file=_rates_file(tmp_path, [[1.0, 1.0]]),
-                               alpha=(2.5,), policy="fcfs", horizon=5_000.0, queue_bound=500)
-    out = dg.run_batch(params, np.array([1], dtype=np.uint64))
-    assert out["reason"][0] == 1 and np.isnan(out["W"][0])
+    """Overload (rate 2.1 on capacity 2) is caught by the bound or by the queue left at the
+    horizon; a stable load (1.6) is not flagged."""
+    base = dg.default_params(system="custom", rates_file=_rates_file(tmp_path, [[1.0, 1.0]]),
+                             policy="fcfs", horizon=20_000.0)
+    seeds = np.array([1, 2], dtype=np.uint64)
+    by_bound = dg.run_batch({**base, "alpha": (2.5,), "queue_bound": 500}, seeds)
+    by_drift = dg.run_batch({**base, "alpha": (2.1,), "unstable_fraction": 0.01}, seeds)
+    stable = dg.run_batch({**base, "alpha": (1.6,)}, seeds)
+    for out in (by_bound, by_drift):
+        assert (out["reason"] == 1).all() and np.isnan(out["W"]).all()
+    assert (by_drift["queue_max"] < base["queue_bound"]).all()       # the bound was not reached
+    assert (stable["reason"] == 0).all() and np.isfinite(stable["W"]).all()
 
 
 def test_markov_chain_constant_levels_equals_constant_cpu(tmp_path):

@@ -77,3 +77,13 @@ def test_check_params_messages():
     p = dg.default_params(system="custom", warmup=30000.0)
     msgs = " ".join(dg.check_params(p))
     assert "warmup" in msgs and "alpha" in msgs and "rates_file" in msgs
+
+
+def test_case_labels_set_the_parameters():
+    assert dg.parse_case("alpha2:0.01/1+partial") == {
+        "arrivals": "alpha2", "failures": "exponential", "fail_rate": 0.01, "down_mean": 1.0, "cpu": "partial"}
+    assert dg.parse_case("weibull/120+markov") == {"failures": "weibull", "down_mean": 120.0, "cpu": "markov"}
+    assert dg.parse_case("none") == {"failures": "none"}
+    for bad in ("alpha3:none", "0.1", "none+half", "x/2"):
+        msgs = dg.check_params(dg.default_params(case=bad))
+        assert len(msgs) == 1 and bad in msgs[0]

@@ -29,8 +29,8 @@ import numpy as np
 from .._contract import Metric, Param, empty_outputs
 from .lp import ZERO_TOL
 from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
-from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QMAX,
-                        ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
+from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND,
+                        ST_QMAX, ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
 from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
                       g_weibull_scales, load_rates, partial_availability)
 from .timeline import Timeline, draw_timeline, empty_timeline, estimated_views, lp_keys
@@ -89,7 +89,10 @@ PARAMS = (
           "deterministic or uniform on [0, 2]", choices=tuple(WORK_CODE)),
     Param("horizon", "float", 20_000.0, "simulated time units", low=1e-9),
     Param("warmup", "float", 0.0, "completions before this time are not measured", low=0.0),
-    Param("queue_bound", "int", 100_000, "unstable when more tasks than this wait", low=1),
+    Param("queue_bound", "int", 100_000, "unstable when more tasks than this wait (the run stops)", low=1),
+    Param("unstable_fraction", "float", 0.01, "also unstable when the tasks still waiting at the "
+          "horizon exceed this fraction of the tasks that arrived (and 1000): a queue that grew "
+          "through the run; 0 = off", low=0.0, high=1.0),
 )
 
 _J = (("job_class", CLASS_LABELS),)
@@ -120,7 +123,8 @@ METRICS = (
 
 REASONS = {
     0: ("none", "the replication produced every metric"),
-    1: ("unstable", "the number of waiting tasks exceeded queue_bound: the queue grows without bound"),
+    1: ("unstable", "the queue grows without bound: more than queue_bound tasks waited, or more "
+        "than unstable_fraction of the arrivals (and 1000) still waited at the horizon"),
     2: ("no completions", "no task completed in [warmup, horizon]"),
 }
 
@@ -285,7 +289,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     sum_w = np.zeros(n)
     cnt_w = np.zeros(n, np.int64)
     busy = np.zeros(2)
-    stats = np.zeros(7, np.int64)
+    stats = np.zeros(8, np.int64)
     tr_t = np.zeros(trace)
     tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
     total = float(alpha.sum())
@@ -299,7 +303,9 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
               sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task)
     key = int(stats[ST_KEY])
     done = int(cnt_w.sum())
-    reason = 1 if stats[ST_STOP] == STOP_UNSTABLE else (2 if done == 0 else 0)
+    q_end = int(stats[ST_QEND])
+    grew = p["unstable_fraction"] > 0 and q_end > max(1000, p["unstable_fraction"] * stats[ST_ARRIVED])
+    reason = 1 if (stats[ST_STOP] == STOP_UNSTABLE or grew) else (2 if done == 0 else 0)
     w_class = np.full(N_CLASSES_MAX, np.nan)
     c_class = np.full(N_CLASSES_MAX, np.nan)
     c_class[:n] = cnt_w

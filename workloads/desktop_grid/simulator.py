@@ -39,7 +39,7 @@ TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 
 STOP_HORIZON, STOP_UNSTABLE = 0, 1
 
 # indices of the integer statistics vector returned by the kernel
-ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE = range(7)
+ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND = range(8)
 
 
 @numba.njit(cache=True)
@@ -446,3 +446,4 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     stats[ST_STOP] = stop
     stats[ST_KEY] = key
     stats[ST_NTRACE] = n_trace
+    stats[ST_QEND] = q_total
