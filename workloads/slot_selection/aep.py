@@ -1,8 +1,8 @@
 """The AEP scan and the algorithms that run on it (``shared/spec/slots.md``, "AEP scan").
 
-One numba kernel, :func:`_scan`, walks the slots in scan order (non-decreasing start, ties
-by lower node id), keeps at most one candidate slot per node and hands each step to the
-criterion's step function. Inputs are flat arrays (the environment's slot list) and per
+One numba kernel per criterion family (``_scan_amp``, ``_scan_min_cost``, ...) walks the
+slots in scan order (non-decreasing start, ties by lower node id), keeps at most one
+candidate slot per node and evaluates each step by its criterion. Inputs are flat arrays (the environment's slot list) and per
 node the job's slot length ``node_len`` and slot cost ``node_cost`` (see
 :func:`workloads.environment.job_on_nodes`); :func:`aep_search` is the typed wrapper.
 
@@ -42,9 +42,6 @@ CRITERIA = {
     "min_proc_time_exact": MIN_PROC_TIME_EXACT,
 }
 
-_NO_UNIFORMS = np.zeros((0, 1, 1))
-
-
 class Window(NamedTuple):
     """A window found by a search (``found`` False: the other fields are NaN / empty)."""
 
@@ -60,11 +57,42 @@ class Window(NamedTuple):
 
 # ---------------------------------------------------------------- the scans
 #
-# One loop per criterion family, each over the slots in scan order. Making slot i its
-# node's candidate is written out in every loop (``cand_end[k] = slot_end[i]``): the
-# loops are the hot path, and calls with array arguments inside them cost more than
-# the work. Each returns the start of its window (NaN: none) and leaves the window's
-# nodes in ``best`` (and their slots in ``best_slots``).
+# One kernel per criterion family, each a loop over the slots in scan order (so a caller
+# compiles only what it uses). Making slot i its node's candidate is written out in every
+# loop (``cand_end[k] = slot_end[i]``): the loops are the hot path, and calls with array
+# arguments inside them cost more than the work. Each returns
+# ``(found, start, nodes int64[n], slot indices int64[n], runtime, proc_time, cost)``.
+
+
+@numba.njit(cache=True)
+def _state(node_len, n):
+    """Candidate bookkeeping and window buffers of one scan."""
+    nodes = node_len.shape[0]
+    return (np.full(nodes, -np.inf), np.full(nodes, -1, np.int64), np.empty(n + 1, np.int64),
+            np.empty(n + 1, np.float64), np.empty(n, np.int64), np.empty(n, np.int64))
+
+
+@numba.njit(cache=True)
+def _result(start, best, best_slots, node_len, node_cost, n, vals):
+    """``(found, start, nodes, slots, runtime, proc_time, cost)`` of the best window (start NaN: none)."""
+    if np.isnan(start):
+        return False, np.nan, np.empty(0, np.int64), np.empty(0, np.int64), np.nan, np.nan, np.nan
+    runtime = 0.0
+    for q in range(n):
+        runtime = max(runtime, node_len[best[q]])
+    window_values(best, n, node_len, vals)
+    proc_time = fsum(vals, n)
+    window_values(best, n, node_cost, vals)
+    return True, start, best, best_slots, runtime, proc_time, fsum(vals, n)
+
+
+@numba.njit(cache=True)
+def _min_len(node_len, node_mask):
+    m = np.inf
+    for j in range(node_len.shape[0]):
+        if node_mask[j]:
+            m = min(m, node_len[j])
+    return m
 
 
 @numba.njit(cache=True)
@@ -77,9 +105,10 @@ def _keep(W, n, t, cand_slot, best, best_slots):
 
 
 @numba.njit(cache=True)
-def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-              cost_order, cand_end, cand_slot, W, vals, best, best_slots):
+def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """amp (and alp): the first step whose n cheapest candidates fit the budget."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cost_order = np.argsort(node_cost, kind="mergesort")
     for i in range(slot_node.shape[0]):
         k = slot_node[i]
         t = slot_start[i]
@@ -88,14 +117,16 @@ def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, b
             cand_slot[k] = i
         if cheapest(cost_order, cand_end, node_len, t, n, -1, W) == n and \
                 sum_le(vals, n, window_values(W, n, node_cost, vals), budget):
-            return _keep(W, n, t, cand_slot, best, best_slots)
-    return np.nan
+            start = _keep(W, n, t, cand_slot, best, best_slots)
+            return _result(start, best, best_slots, node_len, node_cost, n, vals)
+    return _result(np.nan, best, best_slots, node_len, node_cost, n, vals)
 
 
 @numba.njit(cache=True)
-def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                   cost_order, cand_end, cand_slot, W, vals, best, best_slots):
+def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_cost: the new slot plus the n - 1 cheapest other candidates, at every step."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cost_order = np.argsort(node_cost, kind="mergesort")
     nodes = node_len.shape[0]
     best_cost = np.inf
     start = np.nan
@@ -130,13 +161,16 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
         if sum_le(vals, n, approx, budget) and sum_lt(vals, n, approx, best_cost):
             best_cost = fsum(vals, n)
             start = _keep(W, n, t, cand_slot, best, best_slots)
-    return start
+    return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @numba.njit(cache=True)
 def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                        finish, len_order, min_len, cand_end, cand_slot, W, vals, best, best_slots):
+                        finish):
     """min_runtime_exact / min_finish_exact (``finish``): the best window with the new slot."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    len_order = node_orders(node_len, node_cost)[1]
+    min_len = _min_len(node_len, node_mask)
     best_value = np.inf
     start = np.nan
     for i in range(slot_node.shape[0]):
@@ -156,13 +190,16 @@ def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, no
         if R < np.inf:
             best_value = offset + R
             start = _keep(W, n, t, cand_slot, best, best_slots)
-    return start
+    return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @numba.njit(cache=True)
 def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                 finish, literal, cost_order, min_len, cand_end, cand_slot, W, vals, best, best_slots):
+                 finish, literal):
     """min_runtime / min_finish (``finish``): the source's greedy on all candidates, every step."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cost_order = np.argsort(node_cost, kind="mergesort")
+    min_len = _min_len(node_len, node_mask)
     best_value = np.inf
     start = np.nan
     for i in range(slot_node.shape[0]):
@@ -178,13 +215,14 @@ def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
         if R < np.inf and offset + R < best_value:
             best_value = offset + R
             start = _keep(W, n, t, cand_slot, best, best_slots)
-    return start
+    return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @numba.njit(cache=True)
 def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                 uniforms, retries, cand_end, cand_slot, W, vals, best, best_slots):
+                 uniforms, retries):
     """min_proc_time: one random n-subset per step, the smallest processor time kept."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
     cands = np.empty(node_len.shape[0], np.int64)
     best_value = np.inf
     start = np.nan
@@ -199,13 +237,14 @@ def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
             if sum_lt(vals, n, approx, best_value):
                 best_value = fsum(vals, n)
                 start = _keep(W, n, t, cand_slot, best, best_slots)
-    return start
+    return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @numba.njit(cache=True)
-def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                     len_order, cand_end, cand_slot, W, vals, best, best_slots):
+def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_proc_time_exact: the best window with the new slot, by branch and bound."""
+    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    len_order = node_orders(node_len, node_cost)[1]
     nodes = node_len.shape[0]
     inc = np.empty(n, np.int64)
     gnode = np.empty(nodes, np.int64)
@@ -236,51 +275,7 @@ def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_
                                 inc, inc_val, W, vals, sa, sb):
             best_value = inc_val[0]
             start = _keep(inc, n, t, cand_slot, best, best_slots)
-    return start
-
-
-@numba.njit(cache=True)
-def _scan(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion,
-          literal, uniforms, retries):
-    """One AEP scan: ``(found, start, nodes int64[n], slot indices int64[n], runtime, proc_time, cost)``."""
-    nodes = node_len.shape[0]
-    cand_end = np.full(nodes, -np.inf)
-    cand_slot = np.full(nodes, -1, np.int64)
-    W = np.empty(n + 1, np.int64)
-    vals = np.empty(n + 1, np.float64)
-    best = np.empty(n, np.int64)
-    best_slots = np.empty(n, np.int64)
-    min_len = np.inf
-    for j in range(nodes):
-        if node_mask[j]:
-            min_len = min(min_len, node_len[j])
-    args = (slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
-    if criterion == AMP:
-        start = _scan_amp(*args, np.argsort(node_cost, kind="mergesort"), cand_end, cand_slot,
-                          W, vals, best, best_slots)
-    elif criterion == MIN_COST:
-        start = _scan_min_cost(*args, np.argsort(node_cost, kind="mergesort"), cand_end, cand_slot,
-                               W, vals, best, best_slots)
-    elif criterion == MIN_RUNTIME_EXACT or criterion == MIN_FINISH_EXACT:
-        start = _scan_runtime_exact(*args, criterion == MIN_FINISH_EXACT, node_orders(node_len, node_cost)[1],
-                                    min_len, cand_end, cand_slot, W, vals, best, best_slots)
-    elif criterion == MIN_RUNTIME or criterion == MIN_FINISH:
-        start = _scan_greedy(*args, criterion == MIN_FINISH, literal, np.argsort(node_cost, kind="mergesort"),
-                             min_len, cand_end, cand_slot, W, vals, best, best_slots)
-    elif criterion == MIN_PROC_TIME:
-        start = _scan_random(*args, uniforms, retries, cand_end, cand_slot, W, vals, best, best_slots)
-    else:
-        start = _scan_proc_exact(*args, node_orders(node_len, node_cost)[1], cand_end, cand_slot,
-                                 W, vals, best, best_slots)
-    if np.isnan(start):
-        return False, np.nan, np.empty(0, np.int64), np.empty(0, np.int64), np.nan, np.nan, np.nan
-    runtime = 0.0
-    for q in range(n):
-        runtime = max(runtime, node_len[best[q]])
-    window_values(best, n, node_len, vals)
-    proc_time = fsum(vals, n)
-    window_values(best, n, node_cost, vals)
-    return True, start, best, best_slots, runtime, proc_time, fsum(vals, n)
+    return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 # ---------------------------------------------------------------- wrappers
@@ -323,16 +318,25 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
         budget_used = np.inf    # every eligible slot is within S / n: ALP has no window test
     else:
         budget_used = float(budget)
-    if algorithm == "min_proc_time":
-        if uniforms is None or uniforms.shape != (len(slot_node), random_window_retries + 1, n):
-            raise ValueError("min_proc_time needs uniforms of shape (slots, retries + 1, n); "
-                             "use draw_uniforms(rng, slots, n, retries)")
-        u = uniforms
+    if algorithm == "min_proc_time" and (
+            uniforms is None or uniforms.shape != (len(slot_node), random_window_retries + 1, n)):
+        raise ValueError("min_proc_time needs uniforms of shape (slots, retries + 1, n); "
+                         "use draw_uniforms(rng, slots, n, retries)")
+    args = (slot_node, slot_start, slot_end, node_len, node_cost, mask, budget_used, int(n))
+    criterion = CRITERIA[algorithm]
+    if criterion == AMP:
+        out = _scan_amp(*args)
+    elif criterion == MIN_COST:
+        out = _scan_min_cost(*args)
+    elif criterion in (MIN_RUNTIME_EXACT, MIN_FINISH_EXACT):
+        out = _scan_runtime_exact(*args, criterion == MIN_FINISH_EXACT)
+    elif criterion in (MIN_RUNTIME, MIN_FINISH):
+        out = _scan_greedy(*args, criterion == MIN_FINISH, greedy_budget_test == "literal")
+    elif criterion == MIN_PROC_TIME:
+        out = _scan_random(*args, uniforms, int(random_window_retries))
     else:
-        u = _NO_UNIFORMS
-    found, start, win_nodes, win_slots, runtime, proc_time, cost = _scan(
-        slot_node, slot_start, slot_end, node_len, node_cost, mask, budget_used, int(n),
-        CRITERIA[algorithm], greedy_budget_test == "literal", u, int(random_window_retries))
+        out = _scan_proc_exact(*args)
+    found, start, win_nodes, win_slots, runtime, proc_time, cost = out
     return Window(found, start, win_nodes, win_slots, runtime, start + runtime, proc_time, cost)
 
 
