@@ -12,7 +12,13 @@ if [ -z "${SLURM_CONF:-}" ] && [ ! -e "$SLURM_SYS_CONF" ] && [ -f "$SLURM_OUR_CO
     export SLURM_CONF=$SLURM_OUR_CONF
 fi
 command -v sinfo >/dev/null || { echo "slurm/check.sh: sinfo not found (run slurm/install.sh)" >&2; exit 1; }
-ping=$(scontrol ping 2>&1) || { echo "slurm/check.sh: controller not reachable: $ping" >&2; exit 1; }
+conf=${SLURM_CONF:-$SLURM_SYS_CONF}
+# No config file: only a configless site (DNS SRV record) answers; Slurm would retry 60 s.
+if [ ! -e "$conf" ] && ! timeout 5 scontrol show config >/dev/null 2>&1 </dev/null; then
+    echo "slurm/check.sh: no Slurm configuration ($conf missing; start one with slurm/start.sh)" >&2
+    exit 1
+fi
+ping=$(timeout 20 scontrol ping 2>&1) || { echo "slurm/check.sh: controller not reachable: $ping" >&2; exit 1; }
 state=$(node_state)
 case "$state" in
     idle|mix|mixed|alloc|allocated) ;;
