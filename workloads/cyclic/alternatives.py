@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .search import cut_spans, find_window
+from .search import FIRST_FIT, cut_spans, find_window, first_fit
 
 
 class Alternatives(NamedTuple):
@@ -49,6 +49,15 @@ def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mas
     a_start = np.empty(size, np.float64)
     a_nodes = np.full((size, nmax), -1, np.int64)
     A = 0
+    nodes_count = node_len.shape[1]
+    cand_end = np.empty(nodes_count, np.float64)
+    W = np.empty(nmax, np.int64)
+    vals = np.empty(nmax, np.float64)
+    t_prev = np.zeros(J, np.float64)
+    cost_orders = np.empty((J, nodes_count), np.int64)
+    for q in range(J):
+        if criterion[jobs[q]] == FIRST_FIT:
+            cost_orders[q] = np.argsort(node_cost[jobs[q]], kind="mergesort")
     new = True
     while new:
         new = False
@@ -56,8 +65,13 @@ def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mas
             if not searching[q] or count[q] >= cap:
                 continue
             j = jobs[q]
-            found, start, nodes = find_window(slot_node, slot_start, slot_end, node_len[j], node_cost[j],
-                                              node_mask, budget[j], n[j], criterion[j])
+            if criterion[j] == FIRST_FIT:
+                found, start, nodes = first_fit(slot_node, slot_start, slot_end, node_len[j], node_cost[j],
+                                                cost_orders[q], node_mask, budget[j], n[j], t_prev[q],
+                                                cand_end, W, vals)
+            else:
+                found, start, nodes = find_window(slot_node, slot_start, slot_end, node_len[j], node_cost[j],
+                                                  node_mask, budget[j], n[j], criterion[j])
             if not found:
                 searching[q] = False
                 continue
@@ -68,6 +82,7 @@ def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mas
                 size *= 2
             a_owner[A] = q
             a_start[A] = start
+            t_prev[q] = start
             a_nodes[A, :n[j]] = nodes
             A += 1
             count[q] += 1
