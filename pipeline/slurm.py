@@ -288,6 +288,7 @@ def make_cluster(*, jobs: int | None = None, cores_per_job: int | None = None, m
     cluster = SweepSLURMCluster(**kwargs)
     cluster._schedsweep_log_directory = kwargs["log_directory"]
     cluster.schedsweep_options = options
+    cluster.max_workers = options.jobs * options.cores_per_job  # for sizing batches before workers arrive
     wait_count = max(1, math.ceil(IDLE_BEFORE_RELEASE_SECONDS))  # adapt runs once a second
     cluster.adapt(minimum_jobs=options.min_jobs, maximum_jobs=options.jobs, interval="1s", wait_count=wait_count)
     return cluster

@@ -40,7 +40,7 @@ warmup = 300
 [sweep]
 arrival_rate = [0.4, 0.7]
 """
-# Long enough on one worker (about 25 ms per replication, 40 tasks) to cancel it mid-sweep.
+# Long enough (about 25 ms per replication, 40 tasks, 4 s of CPU) to cancel a job mid-sweep.
 LONG = SMALL.replace("replications = 24", "replications = 80").replace("customers = 3000", "customers = 1000000")
 
 
@@ -153,8 +153,11 @@ def test_worker_job_cancelled_mid_sweep_loses_nothing(tmp_path):
     log = tmp_path / "run.log"
     total = 2 * 80
     # At most one worker job: the sweep can only finish if the cancelled job is replaced.
+    # Two worker processes in it: distributed alone never replaces such a job (its workers'
+    # names are not the job's name), so this also tests pipeline.slurm's job watch.
     with open(log, "w") as err:
-        proc = subprocess.Popen(_slurm_cli(spec, store, _profile(tmp_path, 1, 1), "--batch-size", "4"),
+        proc = subprocess.Popen(_slurm_cli(spec, store, _profile(tmp_path, 1, 1), "--cores-per-job", "2",
+                                           "--batch-size", "4"),
                                 stdout=err, stderr=subprocess.STDOUT)
     try:
         cancelled, done_at_cancel = [], 0
