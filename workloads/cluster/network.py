@@ -338,7 +338,7 @@ def new_state(topo: Topology, packet_size: float = 1024.0, t_routing: float = 1e
 
 
 # ------------------------------------------------------------------ bare messages
-@numba.njit(cache=True)
+@kernel
 def _run_messages(t_inject, src, dst, npk, arrival, cursor, t_routing, next_link, link_dst, link_time, dev, lnk,
                   pk, msg, msgf, heap, ctr, acc) -> int:
     n = t_inject.size

@@ -248,7 +248,7 @@ def step(t: float, prio: int, data: int, seed, mean_bytes: float, payload: float
     return -1
 
 
-@numba.njit(cache=True)
+@kernel
 def advance(t_limit: float, inclusive: bool, max_deg: int, done, seed, mean_bytes: float, payload: float,
             node_speed, pr, prf, pi, jb, jbf, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf,
             heap, ctr, acc) -> int:
