@@ -33,7 +33,7 @@ from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, S
                         ST_QMAX, ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
 from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
                       g_weibull_scales, load_rates, partial_availability)
-from .timeline import Timeline, draw_timeline, empty_timeline, estimated_views, lp_keys
+from .timeline import Timeline, draw_timeline, estimated_views, lp_keys
 
 N_CLASSES_MAX = 8
 CLASS_LABELS = tuple(str(i) for i in range(N_CLASSES_MAX))

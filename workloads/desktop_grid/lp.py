@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import highspy
@@ -238,22 +239,18 @@ class AllocationLP:
             self.robust_fallbacks += 1
         return vertex
 
+    @contextmanager
     def _with_optimal_face(self, lam: float, h: highspy.Highs):
-        """Context: lambda >= lambda*(1 - OPT_SLACK) on ``h``; restore bounds and costs after."""
-        lp_self, nc = self, self.n * self.m + 1
-
-        class _Face:
-            def __enter__(self_inner):
-                h.changeColBounds(nc - 1, lam * (1.0 - OPT_SLACK), _INF)
-                return h
-
-            def __exit__(self_inner, *exc):
-                h.changeColBounds(nc - 1, 0.0, _INF)
-                cost = np.zeros(nc)
-                cost[-1] = -1.0
-                h.changeColsCost(nc, np.arange(nc, dtype=np.int32), cost)
-                return False
-        return _Face()
+        """lambda >= lambda*(1 - OPT_SLACK) on ``h``; bounds and costs restored after."""
+        nc = self.n * self.m + 1
+        h.changeColBounds(nc - 1, lam * (1.0 - OPT_SLACK), _INF)
+        try:
+            yield h
+        finally:
+            h.changeColBounds(nc - 1, 0.0, _INF)
+            cost = np.zeros(nc)
+            cost[-1] = -1.0
+            h.changeColsCost(nc, np.arange(nc, dtype=np.int32), cost)
 
     def _search(self, first: LPSolution, available: np.ndarray) -> LPSolution:
         """Random objectives over the optimal face until a vertex has exactly z0 zeros."""
