@@ -24,11 +24,11 @@ from . import allocation, events, profile
 
 # ctr slots
 (I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_NEXT, I_QH,
- I_QT) = range(13)
-N_CTR = 13
+ I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE) = range(18)
+N_CTR = 18
 # clk slots: masked clocks and integrals
-C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA = range(7)
-N_CLK = 7
+C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW = range(8)
+N_CLK = 8
 
 FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3
 QUEUE_NAMES = ("fcfs", "mpfs_scan", "easy", "conservative")
@@ -38,16 +38,15 @@ CL_MASKS = ("queue_nonempty_and_not_all_idle", "queue_nonempty")
 # ---------------------------------------------------------------- metric integrals
 @kernel_inline
 def _flush_node(i, nd, acc, clk) -> None:
-    """Add node i's used fractions since its last change, over delta-masked time."""
-    cores, mem, disk, speed, fc, fm, fdk = nd[0], nd[1], nd[2], nd[3], nd[4], nd[5], nd[6]
+    """Add node i's used cores, memory and disk since its last change, over delta-masked
+    time (divided by the capacities once, at the end)."""
+    cores, mem, disk, fc, fm, fdk = nd[0], nd[1], nd[2], nd[4], nd[5], nd[6]
     last_m, acc_u, acc_m, acc_d = acc[0], acc[1], acc[2], acc[3]
     dm = clk[C_MDELTA] - last_m[i]
     if dm > 0.0:
-        acc_u[i] += dm * (cores[i] - fc[i]) / cores[i]
-        if mem[i] > 0:
-            acc_m[i] += dm * (mem[i] - fm[i]) / mem[i]
-        if disk[i] > 0:
-            acc_d[i] += dm * (disk[i] - fdk[i]) / disk[i]
+        acc_u[i] += dm * (cores[i] - fc[i])
+        acc_m[i] += dm * (mem[i] - fm[i])
+        acc_d[i] += dm * (disk[i] - fdk[i])
     last_m[i] = clk[C_MDELTA]
 
 
@@ -145,6 +144,7 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
     ctr[I_CURSOR] = ptr + m
     ctr[I_FREE] -= n
     ctr[I_STARTED] += 1
+    ctr[I_RVER] += 1
     start, end, killed, nused, sminv, _bound, est_end, plan_end = out
     start[j] = now
     nused[j] = m
@@ -189,6 +189,7 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
         fdk[i] += k * dr
         clk[C_SPEEDFREE] += speed[i] * k
     ctr[I_FREE] += n
+    ctr[I_RVER] += 1
     end[j] = now
     killed[j] = 1 if was_killed else 0
     if policy_q == EASY:

@@ -33,7 +33,7 @@ from ._jit import kernel, kernel_inline
 import numpy as np
 
 from . import allocation, events, profile
-from .bookkeeping import (CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
+from .bookkeeping import (C_SHADOW, I_DUE, I_RVER, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
                           I_UNPLACEABLE, start_job)
 
 
@@ -125,19 +125,29 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
                         alloc_policy, policy_q)
     if head < 0:
         return
-    run_end, run_n, _run_job = run
-    need = jb[1][head]
-    avail = ctr[I_FREE]
-    shadow = np.inf
-    extra = 0
-    r = ctr[I_R]
-    for k in range(r):
-        avail += run_n[k]
-        if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
-            shadow = run_end[k]
-            extra = avail - need
-            break
     bound = out[5]
+    if ctr[I_FREE] == 0 and not np.isnan(bound[head]):
+        return                    # nothing can backfill, and the head's guarantee is recorded
+    if ctr[I_SH_HEAD] == head and ctr[I_SH_VER] == ctr[I_RVER]:
+        shadow = clk[C_SHADOW]    # same head, same running set and free cores as last time
+        extra = ctr[I_SH_EXTRA]
+    else:
+        run_end, run_n, _run_job = run
+        need = jb[1][head]
+        avail = ctr[I_FREE]
+        shadow = np.inf
+        extra = 0
+        r = ctr[I_R]
+        for k in range(r):
+            avail += run_n[k]
+            if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
+                shadow = run_end[k]
+                extra = avail - need
+                break
+        ctr[I_SH_HEAD] = head
+        ctr[I_SH_VER] = ctr[I_RVER]
+        ctr[I_SH_EXTRA] = extra
+        clk[C_SHADOW] = shadow
     if np.isnan(bound[head]):
         bound[head] = shadow
     est = jb[4]
@@ -168,6 +178,8 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
     profile.add(pt, pf, meta, s, s + dplan[j], -jb[1][j])
     res[j] = s
     out[7][j] = s + dplan[j]
+    if s == now:
+        ctr[I_DUE] += 1
     if np.isnan(out[5][j]):
         out[5][j] = s
     if s > now:   # wake up at the reservation time (stale wake-ups are ignored)
@@ -179,7 +191,10 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
 @kernel_inline
 def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
-    """Start, in queue order, the jobs whose reservation time is now."""
+    """Start, in queue order, the jobs whose reservation time is now (if any is due)."""
+    if ctr[I_DUE] == 0:
+        return
+    ctr[I_DUE] = 0
     for k in range(ctr[I_QH], ctr[I_QT]):
         j = q[k]
         if j >= 0 and res[j] == now:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import allocation, events, profile
 from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
-                          I_ARRIVED, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
+                          I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
                           _advance_clocks, _flush_node, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
 
@@ -105,6 +105,7 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
             elif kind == events.JOB_START:
                 if np.isnan(start[d]) and res[d] == t:
                     due = True
+                    ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
         if trigger:
             _pass(policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
@@ -192,6 +193,7 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     heap = events.heap_new(2 * nj + 16)
     ctr = np.zeros(N_CTR, np.int64)
     ctr[I_FREE] = total
+    ctr[I_SH_HEAD] = -1
     acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
@@ -209,7 +211,7 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
         heap = events.heap_grow(*heap)
     md = clk[C_MDELTA]
     with np.errstate(invalid="ignore", divide="ignore"):
-        u, m_, d_ = (a / md for a in acc[1:])
+        u, m_, d_ = (a / (md * cap) for a, cap in zip(acc[1:], (cores, mem, disk)))
     return Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
                   node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
                   sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]),
