@@ -17,10 +17,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..slot_selection.aep import (AMP, MIN_COST, MIN_FINISH, MIN_FINISH_EXACT, MIN_RUNTIME,
-                                  MIN_RUNTIME_EXACT, _scan_amp, _scan_greedy, _scan_min_cost,
-                                  _scan_runtime_exact)
+from ..slot_selection.aep import _scan_amp, _scan_greedy, _scan_min_cost, _scan_runtime_exact
 from ..slot_selection.exactsum import sum_le
+
+# criterion codes of :func:`find_window` (ours: the scan kernels are one per family)
+AMP, MIN_COST, MIN_RUNTIME, MIN_RUNTIME_EXACT, MIN_FINISH, MIN_FINISH_EXACT = range(6)
 
 #: Kernel criterion code of each user criterion (start, runtime, finish, cost): the source's
 #: greedy for runtime and finish (``frsm_search = source``) or the exact versions (``exact``).
