@@ -87,3 +87,16 @@ def test_case_labels_set_the_parameters():
     for bad in ("alpha3:none", "0.1", "none+half", "x/2"):
         msgs = dg.check_params(dg.default_params(case=bad))
         assert len(msgs) == 1 and bad in msgs[0]
+
+
+def test_weibull_timeline_periods():
+    """Weibull up periods (mean scale * Gamma(1 + 1/k)) and constant down periods."""
+    from math import gamma
+    rng = np.random.default_rng(5)
+    scales = np.array([100.0, 400.0])
+    tl = draw_timeline(rng, 2, 2e6, "weibull", 0.0, 7.0, weibull_shape=0.7, weibull_scales=scales)
+    for j in range(2):
+        t = np.r_[0.0, tl.time[tl.machine == j]]
+        ups, downs = np.diff(t)[0::2], np.diff(t)[1::2]
+        assert np.allclose(downs, 7.0)
+        assert ups.mean() == pytest.approx(scales[j] * gamma(1 + 1 / 0.7), rel=0.05)
