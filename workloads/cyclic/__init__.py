@@ -142,7 +142,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if params["interval"] * (1 - params["local_load_max"]) < params["local_task_min"]:
         errors.append(f"interval ({params['interval']}) too short: interval * (1 - local_load_max) "
                       f"must be >= local_task_min ({params['local_task_min']})")
-    if params["n_css"] > params["jobs"]:
+    if params["method"] == "css_bf" and params["n_css"] > params["jobs"]:
         errors.append(f"n_css ({params['n_css']}) must not exceed jobs ({params['jobs']})")
     return errors
 
