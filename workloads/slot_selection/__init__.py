@@ -21,10 +21,10 @@ import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
 from ..environment import generate_environment, job_on_nodes
-from .aep import CRITERIA, Window, aep_search, cut_window, draw_uniforms
+from .aep import AEP_ALGORITHMS, Window, aep_search, cut_window, draw_uniforms
 from .csa import Alternatives, csa_search
 
-ALGORITHMS = tuple(CRITERIA) + ("csa",)
+ALGORITHMS = AEP_ALGORITHMS + ("csa",)
 
 __all__ = ["ALGORITHMS", "Alternatives", "METRICS", "PARAMS", "REASONS", "Window", "aep_search",
            "check_params", "csa_search", "cut_window", "draw_uniforms", "run_batch", "search"]

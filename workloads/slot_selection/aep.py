@@ -2,9 +2,10 @@
 
 One numba kernel per criterion family (``_scan_amp``, ``_scan_min_cost``, ...) walks the
 slots in scan order (non-decreasing start, ties by lower node id), keeps at most one
-candidate slot per node and evaluates each step by its criterion. Inputs are flat arrays (the environment's slot list) and per
-node the job's slot length ``node_len`` and slot cost ``node_cost`` (see
-:func:`workloads.environment.job_on_nodes`); :func:`aep_search` is the typed wrapper.
+candidate slot per node and evaluates each step by its criterion. Inputs are flat arrays
+(the environment's slot list) and per node the job's slot length ``node_len`` and slot
+cost ``node_cost`` (see :func:`workloads.environment.job_on_nodes`); :func:`aep_search`
+is the typed wrapper.
 
 Why the step functions may look only at windows that contain the slot just added: a
 candidate stays valid from its start until ``end - len``, so every window of step i that
@@ -30,17 +31,10 @@ from .exact import exact_proc_time_with, exact_runtime_with
 from .exactsum import fsum, sum_le, sum_lt
 from .greedy import greedy_runtime, random_window
 
-# criterion codes of the kernel (alp runs as amp with an eligibility mask, no budget)
-AMP, MIN_COST, MIN_RUNTIME, MIN_RUNTIME_EXACT, MIN_FINISH, MIN_FINISH_EXACT, \
-    MIN_PROC_TIME, MIN_PROC_TIME_EXACT = range(8)
+#: The algorithms of the scan (``alp`` runs as ``amp`` on its eligible nodes; ``csa`` is in :mod:`.csa`).
+AEP_ALGORITHMS = ("amp", "alp", "min_cost", "min_runtime", "min_runtime_exact", "min_finish",
+                  "min_finish_exact", "min_proc_time", "min_proc_time_exact")
 
-#: Algorithm name -> kernel criterion code (``alp`` and ``csa`` are built on ``amp``).
-CRITERIA = {
-    "amp": AMP, "alp": AMP, "min_cost": MIN_COST, "min_runtime": MIN_RUNTIME,
-    "min_runtime_exact": MIN_RUNTIME_EXACT, "min_finish": MIN_FINISH,
-    "min_finish_exact": MIN_FINISH_EXACT, "min_proc_time": MIN_PROC_TIME,
-    "min_proc_time_exact": MIN_PROC_TIME_EXACT,
-}
 
 class Window(NamedTuple):
     """A window found by a search (``found`` False: the other fields are NaN / empty)."""
@@ -304,8 +298,8 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
     ``(slots, random_window_retries + 1, n)`` from the algorithm's own stream (see
     :func:`draw_uniforms`); ``alp`` needs ``job_runtime`` with ``alp_limit = unit_price``.
     """
-    if algorithm not in CRITERIA:
-        raise ValueError(f"algorithm must be one of {', '.join(CRITERIA)}, got {algorithm!r}")
+    if algorithm not in AEP_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(AEP_ALGORITHMS)}, got {algorithm!r}")
     if greedy_budget_test not in ("swap", "literal"):
         raise ValueError(f"greedy_budget_test must be 'swap' or 'literal', got {greedy_budget_test!r}")
     if n < 1:
@@ -323,16 +317,15 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
         raise ValueError("min_proc_time needs uniforms of shape (slots, retries + 1, n); "
                          "use draw_uniforms(rng, slots, n, retries)")
     args = (slot_node, slot_start, slot_end, node_len, node_cost, mask, budget_used, int(n))
-    criterion = CRITERIA[algorithm]
-    if criterion == AMP:
+    if algorithm in ("amp", "alp"):
         out = _scan_amp(*args)
-    elif criterion == MIN_COST:
+    elif algorithm == "min_cost":
         out = _scan_min_cost(*args)
-    elif criterion in (MIN_RUNTIME_EXACT, MIN_FINISH_EXACT):
-        out = _scan_runtime_exact(*args, criterion == MIN_FINISH_EXACT)
-    elif criterion in (MIN_RUNTIME, MIN_FINISH):
-        out = _scan_greedy(*args, criterion == MIN_FINISH, greedy_budget_test == "literal")
-    elif criterion == MIN_PROC_TIME:
+    elif algorithm in ("min_runtime_exact", "min_finish_exact"):
+        out = _scan_runtime_exact(*args, algorithm == "min_finish_exact")
+    elif algorithm in ("min_runtime", "min_finish"):
+        out = _scan_greedy(*args, algorithm == "min_finish", greedy_budget_test == "literal")
+    elif algorithm == "min_proc_time":
         out = _scan_random(*args, uniforms, int(random_window_retries))
     else:
         out = _scan_proc_exact(*args)

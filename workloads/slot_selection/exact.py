@@ -54,7 +54,6 @@ def exact_runtime_with(i_node, len_order, cand_end, node_len, node_cost, t, n, b
     return np.inf
 
 
-
 @numba.njit(cache=True)
 def exact_proc_time_with(i_node, len_order, cand_end, node_len, node_cost, t, n, budget, best_prev,
                           gnode, gstart, gsize, glen, smc, take, lvl_k, lvl_proc, lvl_cost, inc, inc_val,
