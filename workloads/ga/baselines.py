@@ -41,7 +41,7 @@ def fcfs_kernel(P, randomize, rng):
     Non-parallel: the allowed unit free earliest. Parallel: the group where ``w`` allowed
     units are free earliest; of the allowed units free by then, the ``w`` fastest.
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = speed.shape[0]
     J = width.shape[0]
     N = proc_job.shape[0]
@@ -110,7 +110,7 @@ def backfill_kernel(P, randomize, rng):
     on the fastest allowed units of the window. If no job fits any window, the units
     free earliest wait until the next free time.
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = speed.shape[0]
     J = width.shape[0]
     N = proc_job.shape[0]

@@ -81,6 +81,7 @@ class Problem:
             np.ascontiguousarray(self.prio, np.int64), np.ascontiguousarray(self.pred, np.int64),
             np.ascontiguousarray(self.mask, np.bool_), self.proc_job, self.job_first,
             bool(np.all(self.width == 1) and np.all(self.pred < 0)),
+            np.ascontiguousarray(self.mask.all(axis=1)),
         )
 
     def validate(self) -> None:
@@ -104,8 +105,10 @@ class Problem:
                 raise ValueError(f"job {j} (width {self.width[j]}) has no group with enough allowed units")
 
 
-ARRAYS_DOC = "(speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple)"
-"""``simple``: every job is non-parallel and none has a predecessor (decoding is then one pass)."""
+ARRAYS_DOC = ("(speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple, "
+              "anywhere)")
+"""``simple``: every job is non-parallel and none has a predecessor (decoding is then one pass);
+``anywhere[j]``: job j's mask allows every unit."""
 
 
 @numba.njit(cache=True)
@@ -162,7 +165,7 @@ def _decode_simple(body, header, speed, ready, length, proc_job, start, dur, uni
 def decode_into(body, header, P, start, dur, unit_of, pos_of, seg, ptr, avail, done):
     """:func:`decode` with its work arrays given (``pos_of[N]``, ``seg[C+1]``, ``ptr[C]``,
     ``avail[C]``, ``done[J]``), so the GA's inner loop allocates nothing."""
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, simple, _ = P
     C = header.shape[0]
     N = body.shape[0]
     J = width.shape[0]

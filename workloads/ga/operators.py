@@ -165,7 +165,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
     smallest load is least (the child is then usually inconsistent and dropped). The
     child is written into ``body`` and ``header`` (recomputed).
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = header_a.shape[0]
     N = body_a.shape[0]
     J = width.shape[0]
@@ -239,7 +239,7 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
     exists. Writes the child into ``body``/``header``; False if the kept part cannot be
     timed (a cycle), leaving them untouched.
     """
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = speed.shape[0]
     N = proc_job.shape[0]
     J = width.shape[0]
@@ -388,31 +388,60 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
 
 
 @numba.njit(cache=True)
+def _lower_load(a, b, load):
+    """The unit of lower load (ties: ``a``, the lower index); -1 is an empty leaf."""
+    if b < 0:
+        return a
+    if a < 0:
+        return b
+    return b if load[b] < load[a] else a
+
+
+@numba.njit(cache=True)
 def _append_missing(P, unit_of, walk, s, load):
     """Place the jobs whose processes have ``unit_of < 0``, appending them to ``walk``."""
-    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _ = P
+    speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = speed.shape[0]
     N = proc_job.shape[0]
     J = width.shape[0]
-    load[:] = ready
+    load[:] = 0.0
     for u in range(N):
         if unit_of[u] >= 0:
-            load[unit_of[u]] += length[proc_job[u]] / speed[unit_of[u]]
+            load[unit_of[u]] += length[proc_job[u]]
+    for m in range(C):  # one division per unit: sum of lengths / speed
+        load[m] = ready[m] + load[m] / speed[m]
     n_groups = group.max() + 1
+    # a min-tree over the unit loads (leaves = units, ties to the lower index) finds the
+    # least-loaded unit in O(log C) for jobs allowed everywhere; others scan their mask
+    size = 1
+    while size < C:
+        size *= 2
+    tree = np.full(2 * size, -1, np.int64)
+    for m in range(C):
+        tree[size + m] = m
+    for i in range(size - 1, 0, -1):
+        tree[i] = _lower_load(tree[2 * i], tree[2 * i + 1], load)
     for j in range(J):
         f = job_first[j]
         if unit_of[f] >= 0:
             continue
         w = width[j]
         if w == 1:
-            best = -1
-            for m in range(C):
-                if mask[j, m] and (best < 0 or load[m] < load[best]):
-                    best = m
+            if anywhere[j]:
+                best = tree[1]
+            else:
+                best = -1
+                for m in range(C):
+                    if mask[j, m] and (best < 0 or load[m] < load[best]):
+                        best = m
             unit_of[f] = best
             walk[s] = f
             s += 1
             load[best] += length[j] / speed[best]
+            i = (size + best) // 2
+            while i >= 1:
+                tree[i] = _lower_load(tree[2 * i], tree[2 * i + 1], load)
+                i //= 2
             continue
         best_g = -1
         best_t = np.inf
