@@ -6,12 +6,14 @@ SLURM_OUR_CONF=$SLURM_STATE_DIR/slurm.conf
 SLURM_SYS_CONF=/etc/slurm/slurm.conf      # where sinfo/sbatch look without SLURM_CONF
 START_TIMEOUT=${SCHEDSWEEP_SLURM_TIMEOUT:-60}   # seconds to wait for the node to be idle
 
-# pid_alive FILE: true when FILE names a running process.
+# pid_alive FILE: true when FILE names a running process of the daemon it is named for
+# (slurmctld.pid -> slurmctld), so a stale pid file whose pid was reused does not count.
 pid_alive() {
-    local pid
+    local pid name
     [ -s "$1" ] || return 1
     pid=$(cat "$1")
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+    name=$(basename "$1" .pid)
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
 }
 
 # node_state: the state of the first node as sinfo prints it (idle, mix, alloc, down*, drain, ...).
