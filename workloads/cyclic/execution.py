@@ -48,8 +48,7 @@ def job_times(start: np.ndarray, nodes: np.ndarray, node_len: np.ndarray, node_c
 
 def node_busy(start: np.ndarray, nodes: np.ndarray, node_len: np.ndarray) -> np.ndarray:
     """Per node, the total reserved length of the VO jobs' slots placed on it (``t_c``, time)."""
-    busy = np.zeros(node_len.shape[1])
-    for j in np.flatnonzero(~np.isnan(start)):
-        ks = nodes[j][nodes[j] >= 0]
-        np.add.at(busy, ks, node_len[j, ks])
-    return busy
+    used = (nodes >= 0) & ~np.isnan(start)[:, None]
+    rows = np.broadcast_to(np.arange(len(start))[:, None], nodes.shape)[used]
+    ks = nodes[used]
+    return np.bincount(ks, weights=node_len[rows, ks], minlength=node_len.shape[1])

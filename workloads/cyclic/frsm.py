@@ -61,7 +61,9 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
     flagged = plan.flagged
-    for part in sub_batches(len(order), k):
+    parts = sub_batches(len(order), k)
+    for b, part in enumerate(parts):
+        last = b == len(parts) - 1
         jobs = np.asarray(order[part.start:part.stop], np.int64)
         if len(jobs) == 0:
             continue
@@ -81,6 +83,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
             j = jobs[q]
             plan.start[j] = alts.start[a]
             plan.nodes[j, :alts.nodes.shape[1]] = alts.nodes[a]
-            chosen = alts.nodes[a][alts.nodes[a] >= 0]
-            slots = cut_spans(*slots, chosen, alts.start[a], node_len[j, chosen])
+            if not last:     # the next sub-batch sees the slots minus the chosen windows
+                chosen = alts.nodes[a][alts.nodes[a] >= 0]
+                slots = cut_spans(*slots, chosen, alts.start[a], node_len[j, chosen])
     return plan._replace(flagged=flagged)

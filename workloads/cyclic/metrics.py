@@ -1,8 +1,6 @@
 """Per-replication metrics of a cycle (``cyclic.md``, "Metrics"): means over the jobs scheduled."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .batch import CRITERION_NAMES
@@ -15,17 +13,17 @@ _TIMES = ("start", "runtime", "finish", "proc_time", "cost")
 
 def _mean(x: np.ndarray) -> float:
     x = x[~np.isnan(x)]
-    return float(x.mean()) if len(x) else np.nan
+    return float(x.sum() / len(x)) if len(x) else np.nan
 
 
 def _by_criterion(values: np.ndarray, criterion: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    out = np.full(len(CRITERION_NAMES), np.nan)
-    for c in range(len(CRITERION_NAMES)):
-        sel = keep & (criterion == c)
-        if sel.any():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                out[c] = np.nanmean(values[sel])
+    """Mean of ``values`` over the kept jobs of each criterion group (NaN for an empty group)."""
+    sel = keep & ~np.isnan(values)
+    groups = len(CRITERION_NAMES)
+    counts = np.bincount(criterion[sel], minlength=groups)
+    sums = np.bincount(criterion[sel], weights=values[sel], minlength=groups)
+    out = np.full(groups, np.nan)
+    np.divide(sums, counts, out=out, where=counts > 0)
     return out
 
 

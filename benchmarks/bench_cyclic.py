@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Benchmark of the ``cyclic`` workload: cycles per second per core for each method.
+
+Runs ``run_batch`` in this process (one core) on consecutive seeds after a warm-up cycle
+(numba compilation and cache loading excluded) and measures process CPU time, which on a
+shared machine is closer to what one dedicated core would do than wall time. Also shows
+the share of a cycle spent in the scheduling itself (``schedule_time``; the rest is the
+environment, the batch and the metrics).
+
+    python benchmarks/bench_cyclic.py --nodes 24 150 --cycles 300
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workloads._contract import defaults  # noqa: E402
+from workloads.cyclic import PARAMS, run_batch  # noqa: E402
+from workloads.cyclic.cycle import METHODS  # noqa: E402
+
+
+def measure(params: dict, cycles: int) -> tuple[float, float, float]:
+    """(cycles per CPU second, median scheduling time in us, wall seconds)."""
+    run_batch(params, np.array([10**9], np.uint64))          # warm-up: compile / load cache
+    seeds = np.arange(cycles, dtype=np.uint64)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    out = run_batch(params, seeds)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return cycles / cpu, float(np.median(out["schedule_time"])), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nodes", type=int, nargs="+", default=[24, 150])
+    ap.add_argument("--jobs", type=int, default=20)
+    ap.add_argument("--cycles", type=int, default=300, help="cycles measured per method and size")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    ap.add_argument("--n-css", type=int, default=10, help="css_bf: jobs of the cyclic part")
+    args = ap.parse_args()
+    print(f"{'nodes':>5} {'jobs':>4} {'method':>7} {'cycles/s/core':>13} {'s per 5000':>10} "
+          f"{'sched us':>9} {'wall s':>7}")
+    for nodes in args.nodes:
+        for method in args.methods:
+            params = defaults(PARAMS)
+            params.update(nodes=nodes, jobs=args.jobs, method=method, n_css=min(args.n_css, args.jobs))
+            rate, sched, wall = measure(params, args.cycles)
+            print(f"{nodes:>5} {args.jobs:>4} {method:>7} {rate:>13.0f} {5000 / rate:>10.1f} "
+                  f"{sched:>9.0f} {wall:>7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
