@@ -2,15 +2,13 @@
 continuous planning docks, and run_batch is reproducible."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 import workloads.ga as ga
 from naive_ga import brute_force, check_schedule, naive_objective, unit_lists
 from workloads._contract import defaults
-from workloads.ga.instance import InstanceSettings, make_instance
+from workloads.ga.instance import InstanceSettings, make_instance, period_problem
 from workloads.ga.islands import GASettings, run_islands
 from workloads.ga.model import Problem
 from workloads.ga.planning import plan
@@ -79,7 +77,6 @@ def test_planning_docks_every_period(method, parallel):
 def test_returned_schedule_has_the_least_gap_in_its_final_population():
     inst = small_instance(5, False)
     unit_end = np.array([30.0, np.nan, 80.0, 55.0, np.nan, 10.0])
-    from workloads.ga.instance import period_problem
     problem, _ = period_problem(inst, 1, unit_end)
     for docking in ("tau_first", "idle_genes_only"):
         s = GASettings(population=12, pm=0.1, islands=2, max_generations=40, migration_interval=10, docking=docking)
@@ -97,7 +94,6 @@ def test_islands_in_process_and_on_dask_are_identical():
     from workloads.ga.dask_islands import run_islands_dask
 
     inst = small_instance(21, True)
-    from workloads.ga.instance import period_problem
     problem, _ = period_problem(inst, 0, np.full(6, np.nan))
     s = GASettings(population=8, pm=0.05, islands=3, migration_interval=4, migrants=2, max_generations=12,
                    stall_generations=100)
@@ -126,7 +122,6 @@ def test_islands_in_process_and_on_dask_are_identical():
 
 def test_migration_changes_the_run():
     inst = small_instance(21, False)
-    from workloads.ga.instance import period_problem
     problem, _ = period_problem(inst, 0, np.full(6, np.nan))
     base = dict(population=8, pm=0.05, islands=3, migration_interval=4, max_generations=12)
     a = run_islands(problem, GASettings(**base, migrants=2), [np.random.default_rng(x) for x in (1, 2, 3)])

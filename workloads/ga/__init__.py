@@ -1,6 +1,7 @@
-"""``ga``: genetic-algorithm scheduling with island subpopulations, migration and
-continuous planning (Shapovalov 2011; spec ``shared/spec/ga.md``), against the source's
-FCFS and Backfill baselines on the same instances.
+"""Genetic-algorithm scheduling with island subpopulations, migration and continuous planning.
+
+Shapovalov 2011 (spec ``shared/spec/ga.md``), against the source's FCFS and Backfill
+baselines on the same instances.
 
 Random streams per replication, in this order: the instance (units, jobs, resources,
 dependencies, arrivals), then one per island (``islands`` of them) for the GA's draws.
