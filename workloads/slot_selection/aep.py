@@ -138,7 +138,7 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
         bound += 1e-10 * abs(bound) + 1e-300
         total = node_cost[k]
         c = 0
-        for p in range(nodes):
+        for p in range(nodes if n > 1 else 0):
             j = cost_order[p]
             if total + (n - 1 - c) * node_cost[j] > bound:
                 break
