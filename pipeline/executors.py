@@ -121,7 +121,8 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         from .slurm import make_cluster
 
         dask_cluster = make_cluster(**(slurm_options or {}))
-        expected = (slurm_options or {}).get("jobs")
+        # Workers arrive over time; size batches for the most the cluster will have.
+        expected = getattr(dask_cluster, "max_workers", None) or (slurm_options or {}).get("jobs")
     elif cluster == "local":
         from distributed import LocalCluster
 
@@ -133,10 +134,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         raise ValueError(f"cluster must be 'local' or 'slurm', not {cluster!r}")
     client = Client(dask_cluster)
     try:
-        executor = DaskExecutor(client)
-        if cluster == "local":
-            executor._n_workers = expected
-        yield executor
+        yield DaskExecutor(client, expected)
     finally:
         client.close()
         dask_cluster.close()

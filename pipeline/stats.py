@@ -11,7 +11,6 @@ from typing import Any, Iterable
 
 import numpy as np
 import xarray as xr
-from scipy import stats as _st
 
 STATS = ("mean", "sd", "n", "sem", "half_width", "ci_low", "ci_high", "rel_precision")
 #: Paired differences also carry the change relative to the baseline's mean over the same
@@ -28,6 +27,8 @@ def t_quantile(level: float, n: np.ndarray) -> np.ndarray:
     """The two-sided Student-t factor for ``n`` observations (NaN where n < 2)."""
     if not 0 < level < 1:
         raise ValueError(f"confidence level must be in (0, 1), not {level}")
+    from scipy import stats as _st  # here, not at import: scipy.stats costs seconds to load
+
     n = np.asarray(n, dtype=float)
     df = np.where(n >= 2, n - 1, np.nan)
     return _st.t.ppf(0.5 + level / 2, df)
