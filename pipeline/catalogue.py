@@ -135,4 +135,10 @@ def render(items: list[Entry]) -> str:
                   f"    {s.replications} replications × {s.n_cells} cells ({dims}) = "
                   f"{s.replications * s.n_cells} runs",
                   f"    run time: {e.estimate}", ""]
-    return "\n".join(lines).rstrip() + "\n" if lines else "(no specs)\n"
+    if not items:
+        return "(no specs)\n"
+    invalid = sum(e.spec is None for e in items)
+    known = [e.seconds for e in items if e.seconds is not None]
+    total = f"; {len(known)} with an estimate, ~{format_duration(sum(known))} in all" if known else ""
+    lines.append(f"{len(items)} specs, {invalid} invalid{total}")
+    return "\n".join(lines) + "\n"

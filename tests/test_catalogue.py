@@ -65,6 +65,7 @@ def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
     assert "run time: unknown — run it once" in out
     assert "bad_param.toml: INVALID" in out and bad_param.error in out
     assert "bad_toml.toml: INVALID" in out
+    assert out.rstrip().endswith("3 specs, 2 invalid")
 
 
 def test_estimate_from_the_pilot_rate_of_an_existing_store(jobs, tmp_path):
