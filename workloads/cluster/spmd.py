@@ -268,6 +268,15 @@ def advance(t_limit: float, inclusive: bool, max_deg: int, done, seed, mean_byte
         if not net.room(pk, msg, ctr, max_deg):
             return NEED_ROOM
         t, prio, data = net.heap_pop(heap, ctr)
+        if prio != COMPUTE_END:         # the hot path: straight to the packet handler
+            m = net.packet_event(t, prio, data, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf,
+                                 heap, ctr, acc)
+            if m >= 0:
+                if msg[net.M_PROC, m] >= 0:
+                    _arrived(m, t, node_speed, pr, prf, pi, jb, jbf, msg, heap, ctr, acc)
+                else:
+                    net.free_message(m, msg, ctr)
+            continue
         j = step(t, prio, data, seed, mean_bytes, payload, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link,
                  link_dst, link_time, dev, lnk, pk, msg, msgf, heap, ctr, acc)
         if j >= 0:
