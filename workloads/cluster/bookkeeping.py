@@ -27,8 +27,8 @@ from . import allocation, events, profile
  I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE) = range(18)
 N_CTR = 18
 # clk slots: masked clocks and integrals
-C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW = range(8)
-N_CLK = 8
+C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX = range(10)
+N_CLK = 10
 
 FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3
 QUEUE_NAMES = ("fcfs", "mpfs_scan", "easy", "conservative")

@@ -33,7 +33,7 @@ from ._jit import kernel, kernel_inline
 import numpy as np
 
 from . import allocation, events, profile
-from .bookkeeping import (C_SHADOW, I_DUE, I_RVER, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
+from .bookkeeping import (C_SHADOW, C_SMAX, C_SMIN, I_DUE, I_RVER, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
                           I_UNPLACEABLE, start_job)
 
 
@@ -158,9 +158,13 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
         j = q[k]
         if j < 0:
             continue
+        n = jb[1][j]
+        if n > ctr[I_FREE]:
+            continue
+        if n > extra and now + est[j] / clk[C_SMAX] > shadow:
+            continue              # would end after the shadow even on the fastest nodes
         m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
         if m >= 0:
-            n = jb[1][j]
             e = est[j] / _min_speed(speed, cand_node, m)
             if now + e <= shadow or n <= extra:
                 if now + e > shadow:

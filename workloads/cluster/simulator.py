@@ -17,7 +17,7 @@ from ._jit import kernel, kernel_inline
 import numpy as np
 
 from . import allocation, events, profile
-from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
+from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_SMAX, C_SMIN, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
                           I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
                           _advance_clocks, _flush_node, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
@@ -197,6 +197,7 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
+    clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
     clk[C_TPREV] = submit[0] if nj else 0.0
     prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
     prof = (prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64))
