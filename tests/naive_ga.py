@@ -151,3 +151,75 @@ def brute_force(problem, objective: str):
             if best is None or value < best:
                 best = value
     return best
+
+
+def naive_fcfs(problem):
+    """FCFS with the mask, in plain Python: ``(start[J], units of each job)``."""
+    C = len(problem.speed)
+    free = [float(x) for x in problem.ready]
+    start, dur, units_of = [], [], []
+    for j in range(len(problem.width)):
+        w = int(problem.width[j])
+        p = int(problem.pred[j])
+        earliest = start[p] + dur[p] if p >= 0 else -math.inf
+        best = None
+        for g in sorted(set(int(x) for x in problem.group)):
+            allowed = [m for m in range(C) if problem.group[m] == g and problem.mask[j, m]]
+            if len(allowed) < w:
+                continue
+            t = max(sorted(free[m] for m in allowed)[w - 1], earliest)
+            if best is None or t < best[0]:
+                best = (t, g, allowed)
+        t, g, allowed = best
+        if w == 1:   # the allowed unit free earliest, lowest index on ties, over all groups
+            t = min(max(free[m], earliest) for m in range(C) if problem.mask[j, m])
+            units = [min(m for m in range(C) if problem.mask[j, m] and max(free[m], earliest) == t)]
+        else:        # the w fastest allowed units of the group free by t
+            ready_units = sorted((-problem.speed[m], m) for m in allowed if free[m] <= t)
+            units = sorted(m for _, m in ready_units[:w])
+        d = problem.length[j] / min(problem.speed[m] for m in units)
+        for m in units:
+            free[m] = t + d
+        start.append(t)
+        dur.append(d)
+        units_of.append(units)
+    return np.array(start), units_of
+
+
+def naive_backfill(problem):
+    """The source's Backfill with our tie rules, in plain Python: ``(start[J], units)``."""
+    C, J = len(problem.speed), len(problem.width)
+    free = [float(x) for x in problem.ready]
+    start, dur, units_of = [None] * J, [0.0] * J, [None] * J
+    while any(s is None for s in start):
+        windows = {}
+        for m in range(C):
+            windows.setdefault((int(problem.group[m]), free[m]), []).append(m)
+        order = sorted(windows, key=lambda k: (-len(windows[k]), k[1], k[0]))
+        placed = False
+        for g, t in order:
+            best = None
+            for j in range(J):
+                p = int(problem.pred[j])
+                if start[j] is not None or (p >= 0 and (start[p] is None or start[p] + dur[p] > t)):
+                    continue
+                ok = [m for m in windows[(g, t)] if problem.mask[j, m]]
+                if len(ok) < problem.width[j]:
+                    continue
+                if best is None or (problem.width[j], problem.length[j]) > (problem.width[best], problem.length[best]):
+                    best = j
+            if best is None:
+                continue
+            j = best
+            ok = sorted((-problem.speed[m], m) for m in windows[(g, t)] if problem.mask[j, m])
+            units = sorted(m for _, m in ok[:problem.width[j]])
+            start[j], dur[j], units_of[j] = t, problem.length[j] / min(problem.speed[m] for m in units), units
+            for m in units:
+                free[m] = t + dur[j]
+            placed = True
+            break
+        if not placed:
+            low = min(free)
+            nxt = min(f for f in free if f > low)
+            free = [nxt if f == low else f for f in free]
+    return np.array(start), units_of

@@ -93,3 +93,20 @@ def test_backfill_fills_the_widest_window_with_the_widest_job():
     np.testing.assert_array_equal(header, [2, 2, 1, 0])
     np.testing.assert_array_equal(body, [1, 4, 2, 0, 3])  # job 1 = processes 1-3, job 2 = 4
     assert check_schedule(problem, body, header, start, dur) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), parallel=st.booleans())
+def test_baselines_match_plain_python(seed, parallel):
+    from naive_ga import naive_backfill, naive_fcfs, unit_lists
+
+    problem = small_problem(seed, parallel)
+    for kernel, naive in ((fcfs, naive_fcfs), (backfill, naive_backfill)):
+        body, header, start, dur = kernel(problem)
+        ref_start, ref_units = naive(problem)
+        np.testing.assert_array_equal(start, ref_start)
+        units = {int(problem.proc_job[u]): set() for u in body}
+        for m, procs in enumerate(unit_lists(body, header)):
+            for u in procs:
+                units[int(problem.proc_job[u])].add(m)
+        assert [sorted(units[j]) for j in range(problem.n_jobs)] == ref_units
