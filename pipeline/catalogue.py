@@ -4,7 +4,9 @@ The estimate uses the per-replication times that the pilot of an earlier run mea
 (the store's ``pilot_seconds_per_rep`` attribute, one value per cell), or, for a store
 made without a pilot, the task wall time per finished replication (``cell_seconds``).
 Total CPU seconds are divided by the cores of this machine, since ``schedsweep run``
-starts one worker per core. A spec that does not validate is listed with its error.
+starts one worker per core. Start-up (the Dask cluster, loading or compiling numba
+kernels in each worker: seconds) is not included; it matters only for small sweeps.
+A spec that does not validate is listed with its error.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ class Entry:
     def estimate(self) -> str:
         if self.seconds is None:
             return UNKNOWN if not self.basis else f"unknown ({self.basis})"
-        return f"~{format_duration(self.seconds)} on {cores()} cores ({self.basis})"
+        return f"~{format_duration(self.seconds)} of computing on {cores()} cores, plus start-up ({self.basis})"
 
 
 def cores() -> int:
