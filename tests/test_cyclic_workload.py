@@ -43,7 +43,7 @@ def test_metric_identities():
     out = run_batch(small(method="css_bf", n_css=3), np.arange(12, dtype=np.uint64))
     ok = ~np.isnan(out["start"])
     assert np.allclose(out["f_value"][ok], out["start"][ok] + out["proc_time"][ok])
-    assert np.allclose(out["owner_income"], out["owner_price"] * out["owner_busy"])
+    assert np.allclose(out["owner_income"], out["owner_unit_price"] * out["owner_busy"])
     assert np.allclose(out["owner_util"], out["owner_busy"] / 400.0)
     # failure and reason agree; scheduled jobs add up over the criterion groups
     assert np.array_equal(out["failure"] == 1, out["reason"] > 0)

@@ -52,8 +52,8 @@ def cycle_metrics(cycle: Cycle, interval: float) -> dict[str, float | np.ndarray
     out["owner_busy"] = float(busy[OWNER_NODE])
     out["owner_util"] = float(busy[OWNER_NODE] / interval)
     out["owner_income"] = float(price[OWNER_NODE] * busy[OWNER_NODE])
-    out["owner_price"] = float(price[OWNER_NODE])
-    out["owner_perf"] = float(cycle.env.perf[OWNER_NODE])
+    out["owner_unit_price"] = float(price[OWNER_NODE])
+    out["owner_performance"] = float(cycle.env.perf[OWNER_NODE])
     out["util_mean"] = float(busy.mean() / interval)
     out["income_total"] = float((price * busy).sum())
     out["schedule_time"] = cycle.seconds * 1e6
