@@ -68,16 +68,20 @@ def _params(**kw):
 
 
 def _run(p, seed):
-    f, aseed = flow(p, seed)
-    comm = NS.communication(substreams(seed, 4)[2], f.submit.size, p["iters_max"], p["pattern"])
+    _, aseed = flow(p, seed)
+    f, comm = NS.replication_inputs(p, seed)
     res, sim, allocs, _ = NS.simulate_network(p, f, comm, NS._topology(p))
     return f, aseed, res, sim, allocs
 
 
 @pytest.mark.parametrize("method", ["first_fit", "paging", "mbs", "anca", "gabl", "mc", "mc_incremental",
-                                    "manhattan_median", "modified_mc"])
+                                    "manhattan_median", "modified_mc", "tree:node_sorting", "tree:contiguous",
+                                    "tree:quasi_contiguous", "tree:modified_mc"])
 def test_network_schedule_never_overcommits(method):
-    p = _params(allocation=method)
+    if method.startswith("tree:"):
+        p = _params(allocation=method[5:], topology="kary_ntree", topology_size=[2, 4])
+    else:
+        p = _params(allocation=method)
     f, _, res, sim, allocs = _run(p, 11)
     assert not np.isnan(res.start).any() and (res.start >= f.submit).all()
     # every instant: processes per node <= cores, memory and disk within the node
@@ -125,3 +129,18 @@ def test_run_batch_reproducible_and_network_costs_time():
     assert (a["contention"] >= 1.0).all() and (a["mb"] > 0).all() and (a["packet_events"] > 0).all()
     assert NS.check_params(dict(topology="star", allocation="mbs"))            # names the mismatch
     assert NS.check_params(dict(topology="torus", topology_size=[4, 4], nodes=64))
+
+
+def test_coupled_run_equals_standalone_network_run():
+    """Replaying the scheduler's starts and allocations through the bare SPMD driver gives
+    the same job ends: the scheduler path handles network events exactly like it."""
+    from workloads.cluster import spmd
+    p = _params(allocation="mc", time_scale=1e-4, message_mean=500.0, iters_max=2, jobs=60)
+    f, _, res, sim, allocs = _run(p, 2)
+    assert res.killed.sum() == 0 and sim.net.acc[2] > 0
+    _, comm = NS.replication_inputs(p, 2)
+    alone = spmd.simulate_jobs(NS._topology(p), res.start, allocs, f.cores_req, comm[0], comm[1], f.tau,
+                               f.node_speed, comm[2], mean_bytes=p["message_mean"], packet_size=p["packet_size"],
+                               header=p["header"], t_routing=p["t_routing"])
+    assert alone.jbf[spmd.JF_END].tolist() == res.end.tolist()
+    assert (res.end - res.start > f.tau / res.min_speed).any()        # the network did delay some job

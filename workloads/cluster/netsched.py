@@ -132,6 +132,15 @@ def communication(rng: np.random.Generator, n_jobs: int, iters_max: int, pattern
     return iters.astype(np.int64), kinds.astype(np.int64), seed
 
 
+def replication_inputs(p: Mapping[str, Any], seed: int) -> tuple:
+    """Replication ``seed``'s flow (part 1's, times scaled by ``time_scale``) and its
+    communication draws (:func:`communication`)."""
+    f, _alloc_seed = make_flow(p, seed)
+    if p["time_scale"] != 1.0:           # the load of eq. (8) is unchanged: all times scale together
+        f.tau, f.estimate, f.submit = (x * p["time_scale"] for x in (f.tau, f.estimate, f.submit))
+    return f, communication(substreams(seed, 4)[2], f.submit.size, p["iters_max"], p["pattern"])
+
+
 class _Cluster:
     """Free cores, memory and disk per node and the allocation rules on them."""
 
@@ -275,10 +284,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
     topo = _topology(p)
     out = empty_outputs(METRICS, len(seeds))
     for r, seed in enumerate(seeds):
-        f, _alloc_seed = make_flow(p, int(seed))
-        if p["time_scale"] != 1.0:           # the load of eq. (8) is unchanged: all times scale together
-            f.tau, f.estimate, f.submit = (x * p["time_scale"] for x in (f.tau, f.estimate, f.submit))
-        comm = communication(substreams(int(seed), 4)[2], f.submit.size, p["iters_max"], p["pattern"])
+        f, comm = replication_inputs(p, int(seed))
         res, sim, allocs, wall = simulate_network(p, f, comm, topo)
         values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores, p["bsld_threshold"])
         values["dropped_jobs"] = values["dropped_too_large"] = 0.0
