@@ -74,6 +74,12 @@ class Topology:
     def n_links(self) -> int:
         return int(self.link_src.size)
 
+    def adjacency(self) -> np.ndarray:
+        """Dense [device, device] matrix of link bandwidths (bytes/s; 0 = no link)."""
+        a = np.zeros((self.n_devices, self.n_devices))
+        a[self.link_src, self.link_dst] = self.link_bw
+        return a
+
     def path(self, src: int, dst: int) -> list[int]:
         """The directed links of the routed path from node ``src`` to node ``dst``."""
         out, d = [], src
