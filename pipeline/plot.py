@@ -118,14 +118,25 @@ def draw(ax: Axes, da: xr.DataArray, x: str, hue: str | None) -> None:
         if wants_log(xs):
             ax.set_xscale("log")
     else:
-        ax.set_xticks(np.arange(len(xs)), [str(_plain(v)) for v in xs],
-                      rotation=30 if max(len(str(v)) for v in xs) > 8 else 0)
+        ax.set_xticks(np.arange(len(xs)), [str(_plain(v)) for v in xs], rotation=30 if rotates(xs) else 0)
         ax.set_xlim(-0.5, len(xs) - 0.5)
     if "paired" in da.attrs:
         ax.axhline(0.0, color="0.4", linewidth=0.8, linestyle="--")
     if hue is not None and defined:
         ax.legend(fontsize="small", title=None)
     ax.grid(True, alpha=0.3)
+
+
+def rotates(xs: np.ndarray) -> bool:
+    """Categorical tick labels longer than this are drawn at 30° so they do not overlap."""
+    return not is_numeric(xs) and max(len(str(_plain(v))) for v in xs) > 8
+
+
+def label_depth(xs: np.ndarray, fontsize_in: float = 0.11) -> float:
+    """Inches below an axis that its tick labels take (for layouts with fixed margins)."""
+    if not rotates(xs):
+        return fontsize_in
+    return fontsize_in + 0.5 * fontsize_in * 0.6 * max(len(str(_plain(v))) for v in xs)
 
 
 def caption(da: xr.DataArray, fixed: dict[str, Any]) -> str:

@@ -121,11 +121,15 @@ def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figur
     hue = choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
-    width, height = PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows
+    # Fixed margins in inches (constrained layout costs seconds for a dozen panels): below
+    # each panel its tick labels (deeper when rotated) and x label, above it the title.
+    below = 0.45 + plot.label_depth(ds[x].values)
+    panel_height = PANEL_SIZE[1] + below - 0.55
+    width, height = PANEL_SIZE[0] * ncols, panel_height * nrows
     fig = Figure(figsize=(width, height))
-    # Fixed margins in inches: constrained layout costs seconds for a dozen panels.
-    fig.subplots_adjust(left=0.75 / width, right=1 - 0.15 / width, bottom=0.6 / height, top=1 - 0.35 / height,
-                        wspace=0.75 / (PANEL_SIZE[0] - 0.75), hspace=0.95 / (PANEL_SIZE[1] - 0.95))
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.15 / width, bottom=below / height,
+                        top=1 - 0.35 / height, wspace=0.75 / (PANEL_SIZE[0] - 0.75),
+                        hspace=(below + 0.35) / (panel_height - below - 0.35))
     counts: list[np.ndarray] = []
     fixed: dict[str, Any] = {}
     for k, metric in enumerate(metrics):
