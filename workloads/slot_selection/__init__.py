@@ -6,7 +6,17 @@ a dimension: with common random numbers every algorithm regenerates the same env
 for replication r from the same seed, so comparisons are paired.
 
 Random streams of a replication, in this order: environment (performances, prices, local
-load, local tasks); algorithm draws (``min_proc_time`` only, but always spawned).
+load, local tasks; see :mod:`workloads.environment`); algorithm draws (always spawned; only
+``min_proc_time`` uses it: ``random((slots, random_window_retries + 1, n))``, row i for
+scan step i, whether or not the step has n candidates).
+
+Our rules beyond the spec's, for ties and sums: a window's cost and processor time are
+correctly rounded sums (order-independent); the greedy's longest slot y breaks ties by
+higher cost, then higher node id; a random n-subset is a partial Fisher-Yates shuffle of
+the candidates in node-id order. Metrics of ``csa`` are minima over its alternatives,
+each taken independently; ``alternatives`` and ``time_per_alternative`` are NaN for the
+other algorithms. The first search of each algorithm in a process is run once untimed
+(it loads the compiled kernels), so ``search_time`` is the search alone.
 
 Building blocks for other workloads (``cyclic``): :func:`workloads.environment.generate_environment`,
 :func:`workloads.environment.job_on_nodes`, :func:`.aep.aep_search`, :func:`.aep.cut_window`,
