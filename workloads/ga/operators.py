@@ -11,7 +11,9 @@ parent (crossover). Random draws come only from the island's ``rng``.
   by geometric skips, which has the per-gene Bernoulli law with one draw per hit.
 * Mutation, parallel jobs (source): the job of a hit gene swaps its slot set with a
   uniformly chosen other job of the same width (our rule) if both masks allow; the
-  semi-active timing shifts the rest of each unit's schedule (and compacts it).
+  semi-active timing shifts the rest of each unit's schedule. Compaction (source): each
+  of the two jobs then moves into the earliest idle gap it fits, if that delays no job
+  (:func:`compact_job`).
 * Crossover (source, details our rule): two break points over unit indices; see
   :func:`crossover`.
 * Selection: tournaments of size 2 (our rule). Elitism: the best ``n_elite`` survive.
@@ -106,6 +108,51 @@ def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_
         for i in range(w):
             body[pos_a[i]], body[pos_b[i]] = body[pos_b[i]], body[pos_a[i]]
         return False
+    compact_job(body, header, P, ja, scratch)
+    compact_job(body, header, P, jb, scratch)
+    return True
+
+
+@numba.njit(cache=True)
+def compact_job(body, header, P, j, scratch) -> bool:
+    """Compaction (parallel jobs): move job ``j`` into the earliest idle gap, after its
+    predecessor, where it fits (mask-Backfill re-insertion). Kept only if the result is
+    consistent, ``j`` starts earlier and no other job starts later; the body and header
+    stay in place (a unit's slot counts can change). Returns whether ``j`` moved."""
+    proc_job = P[9]
+    N = body.shape[0]
+    C = header.shape[0]
+    if not _consistent(body, header, P, scratch):
+        return False
+    before = scratch[0].copy()
+    unit_of = np.empty(N, np.int64)
+    walk = np.empty(N, np.int64)
+    s = 0
+    i = 0
+    for m in range(C):
+        for _ in range(header[m]):
+            u = body[i]
+            i += 1
+            if proc_job[u] == j:
+                unit_of[u] = -1
+            else:
+                unit_of[u] = m
+                walk[s] = u
+                s += 1
+    new_b = np.empty_like(body)
+    new_h = np.empty_like(header)
+    if not _backfill_missing(P, unit_of, walk, s, new_b, new_h):
+        return False
+    if not _consistent(new_b, new_h, P, scratch):
+        return False
+    after = scratch[0]
+    if not after[j] < before[j]:
+        return False
+    for k in range(after.shape[0]):
+        if after[k] > before[k]:
+            return False
+    body[:] = new_b
+    header[:] = new_h
     return True
 
 
@@ -133,6 +180,8 @@ def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, inde
             unit_at = unit_at_positions(header)
         if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
             done += 1
+            if parallel:  # compaction may have changed the header
+                unit_at = unit_at_positions(header)
     return done
 
 
@@ -146,6 +195,8 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
         a = rng.integers(0, N)
         if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
             done += 1
+            if parallel:  # compaction may have changed the header
+                unit_at = unit_at_positions(header)
     return done
 
 
