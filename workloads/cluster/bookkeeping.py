@@ -10,8 +10,9 @@ State is plain arrays grouped in tuples (built by ``simulator.make_state``):
   computation tau (s, unit speed);
 - ``out``: per job start, end (s), killed (0/1), distinct nodes used, min node speed,
   guaranteed start (first EASY shadow or first conservative reservation, NaN if none),
-  estimated end, planned end (conservative profile window end);
-- ``ctr``: int64 counters (see the I_* constants); ``acc``: metric integrals.
+  estimated end, planned end (conservative profile window end), masked clock at start;
+- ``ctr``: int64 counters (see the I_* constants); ``acc``: per-node integrals of used
+  cores, memory and disk over delta-masked time (added when a job ends).
 """
 from __future__ import annotations
 
@@ -36,20 +37,6 @@ CL_MASKS = ("queue_nonempty_and_not_all_idle", "queue_nonempty")
 
 
 # ---------------------------------------------------------------- metric integrals
-@kernel_inline
-def _flush_node(i, nd, acc, clk) -> None:
-    """Add node i's used cores, memory and disk since its last change, over delta-masked
-    time (divided by the capacities once, at the end)."""
-    cores, mem, disk, fc, fm, fdk = nd[0], nd[1], nd[2], nd[4], nd[5], nd[6]
-    last_m, acc_u, acc_m, acc_d = acc[0], acc[1], acc[2], acc[3]
-    dm = clk[C_MDELTA] - last_m[i]
-    if dm > 0.0:
-        acc_u[i] += dm * (cores[i] - fc[i])
-        acc_m[i] += dm * (mem[i] - fm[i])
-        acc_d[i] += dm * (disk[i] - fdk[i])
-    last_m[i] = clk[C_MDELTA]
-
-
 @kernel_inline
 def _advance_clocks(t: float, clk) -> None:
     """Account [t_prev, t) with the state recorded after the previous scheduling pass."""
@@ -130,7 +117,6 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
     for a in range(m):
         i = cand_node[a]
         k = cand_k[a]
-        _flush_node(i, nd, acc, clk)
         fc[i] -= k
         fm[i] -= k * mr
         fdk[i] -= k * dr
@@ -145,8 +131,9 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
     ctr[I_FREE] -= n
     ctr[I_STARTED] += 1
     ctr[I_RVER] += 1
-    start, end, killed, nused, sminv, _bound, est_end, plan_end = out
+    start, end, killed, nused, sminv, _bound, est_end, plan_end, mstart = out
     start[j] = now
+    mstart[j] = clk[C_MDELTA]
     nused[j] = m
     sminv[j] = smin
     real = tau / smin
@@ -176,12 +163,17 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
     speed, fc, fm, fdk, order_rank, bits = nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
     n, mr, dr = jb[1][j], jb[2][j], jb[3][j]
     alloc_ptr, alloc_node, alloc_k = alloc
-    start, end, killed, nused, _smin, _bound, est_end, plan_end = out
+    start, end, killed, nused, _smin, _bound, est_end, plan_end, mstart = out
+    acc_u, acc_m, acc_d = acc[1], acc[2], acc[3]
+    dm = clk[C_MDELTA] - mstart[j]
     ptr = alloc_ptr[j]
     for a in range(nused[j]):
         i = alloc_node[ptr + a]
         k = alloc_k[ptr + a]
-        _flush_node(i, nd, acc, clk)
+        # node i held k processes over masked time dm: add their cores, memory and disk
+        acc_u[i] += k * dm
+        acc_m[i] += k * mr * dm
+        acc_d[i] += k * dr * dm
         if fc[i] == 0:
             allocation.bit_set(bits, order_rank[i], True)
         fc[i] += k

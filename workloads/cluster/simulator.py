@@ -19,7 +19,7 @@ import numpy as np
 from . import allocation, events, profile
 from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_SMAX, C_SMIN, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
                           I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
-                          _advance_clocks, _flush_node, _record_state, finish_job)
+                          _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
 
 
@@ -114,8 +114,6 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
             start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
                       alloc_policy, policy_q)
         _record_state(ctr, clk, total_cores, cl_mask)
-    for i in range(nd[0].size):
-        _flush_node(i, nd, acc, clk)
     ctr[I_NEXT] = ia
     return 0
 
@@ -186,7 +184,7 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
           est, np.ascontiguousarray(tau, np.float64))
     nan = np.full(nj, np.nan)
     out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
-           nan.copy(), np.full(nj, np.inf))
+           nan.copy(), np.full(nj, np.inf), np.zeros(nj))
     total_procs = int(n.sum())
     alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
     run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
