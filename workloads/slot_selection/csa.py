@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from .aep import _all_nodes
-from .candidates import cheapest, node_orders, window_values
+from .candidates import cheapest, window_values
 from .exactsum import fsum, sum_le
 
 
@@ -87,7 +87,7 @@ def _csa(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget
     """All CSA alternatives: ``(starts float64[A], nodes int64[A, n])``."""
     m = slot_node.shape[0]
     nodes = node_len.shape[0]
-    cost_order, _ = node_orders(node_len, node_cost)
+    cost_order = np.argsort(node_cost, kind="mergesort")   # slot cost order, ties by node id
     cand_end = np.full(nodes, -np.inf)
     W = np.empty(n, np.int64)
     vals = np.empty(n, np.float64)

@@ -21,7 +21,6 @@ def greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, lite
     the n cheapest over budget). ``W`` receives the window's nodes.
     """
     c = 0
-    min_len_all = np.inf
     for p in range(cost_order.shape[0]):
         j = cost_order[p]
         if not valid(j, cand_end, node_len, t):
