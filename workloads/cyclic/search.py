@@ -31,34 +31,8 @@ FIRST_FIT = AMP
 
 
 @numba.njit(cache=True)
-def _min_cost_single(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget):
-    """``min_cost`` for one-slot jobs: the cheapest valid slot, the earliest on ties.
-
-    Why here: the slot-selection ``min_cost`` scan writes past its window buffer when n = 1
-    (its fill loop of the n - 1 others never meets ``c == n - 1``); this is the same rule
-    (the new slot plus the n - 1 = 0 cheapest others, strict improvement) for that case.
-    """
-    best = np.inf
-    start = np.nan
-    node = -1
-    for i in range(slot_node.shape[0]):
-        k = slot_node[i]
-        if not node_mask[k] or slot_end[i] - slot_start[i] < node_len[k]:
-            continue
-        if node_cost[k] <= budget and node_cost[k] < best:
-            best = node_cost[k]
-            start = slot_start[i]
-            node = k
-    if node < 0:
-        return False, np.nan, np.empty(0, np.int64)
-    return True, start, np.array([node], np.int64)
-
-
-@numba.njit(cache=True)
 def find_window(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion):
     """One AEP scan on a sorted slot list: ``(found, start, nodes int64[n] ascending)``."""
-    if criterion == MIN_COST and n == 1:
-        return _min_cost_single(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget)
     if criterion == AMP:
         result = _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
     elif criterion == MIN_COST:
