@@ -229,15 +229,17 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
     lo_b = 0
     for m in range(C):
         from_b = c1 <= m < c2
+        parent = body_b if from_b else body_a
+        tag = 1 if from_b else 0
         lo = lo_b if from_b else lo_a
         hi = lo + (header_b[m] if from_b else header_a[m])
         lo_a += header_a[m]
         lo_b += header_b[m]
         for i in range(lo, hi):
-            u = body_b[i] if from_b else body_a[i]
+            u = parent[i]
             if unit_of[u] < 0:
                 unit_of[u] = m
-                src[u] = 1 if from_b else 0
+                src[u] = tag
                 walk[s] = u
                 s += 1
     for j in range(J):
