@@ -161,9 +161,10 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
         if not group:
             raise SpecError(f"{where}: [[zip]] #{k + 1} is empty")
         members: dict[str, tuple] = {}
-        for key, values in group.items():
+        for j, (key, values) in enumerate(group.items()):
             _not_seen(where, key, f"[[zip]] #{k + 1}", seen)
-            members[key] = _check_list(where, f"[[zip]] #{k + 1} {key}", declared, key, values, wl_name, base_dir)
+            members[key] = _check_list(where, f"[[zip]] #{k + 1} {key}", declared, key, values, wl_name, base_dir,
+                                       indexes_dim=j == 0)
         lengths = {key: len(v) for key, v in members.items()}
         if len(set(lengths.values())) != 1:
             raise SpecError(f"{where}: [[zip]] #{k + 1}: lists must have equal lengths, got {lengths}")
@@ -232,7 +233,7 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
 
 
 def _check_list(where: str, label: str, declared: dict[str, Param], key: str, values: Any,
-                wl_name: str, base_dir: Path) -> tuple:
+                wl_name: str, base_dir: Path, indexes_dim: bool = True) -> tuple:
     if key not in declared:
         raise _unknown(where, label, wl_name, declared)
     if not isinstance(values, list):
@@ -243,7 +244,8 @@ def _check_list(where: str, label: str, declared: dict[str, Param], key: str, va
         raise SpecError(f"{where}: {label}: a list-valued parameter cannot be swept; set it in [params]")
     checked = tuple(_check_value(where, f"{label}[{i}]", declared, key, v, wl_name, base_dir)
                     for i, v in enumerate(values))
-    if len(set(checked)) != len(checked):
+    # Only the values that label a dimension must be distinct; other zip members may repeat.
+    if indexes_dim and len(set(checked)) != len(checked):
         raise SpecError(f"{where}: {label} = {values!r} has repeated values")
     return checked
 

@@ -143,8 +143,9 @@ def paired(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,
         axis = diff.dims.index(REP)
         result = describe_array(diff.values, level, axis=axis)
         base_same = base.broadcast_like(da).transpose(*da.dims).where(~np.isnan(diff.values))
+        base_mean = describe_array(base_same.values, level, axis=axis)["mean"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            result["relative_change"] = result["mean"] / np.nanmean(np.moveaxis(base_same.values, axis, -1), axis=-1)
+            result["relative_change"] = result["mean"] / base_mean
         out[m] = _wrap(diff, result)
     return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}"})
 

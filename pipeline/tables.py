@@ -49,7 +49,10 @@ def long_frame(result: xr.Dataset) -> pd.DataFrame:
     """One row per cell (and extra label) per metric, one column per statistic."""
     frames = []
     for name, da in result.data_vars.items():
-        frame = da.to_dataset(dim="stat").to_dataframe().reset_index()
+        if da.dims == ("stat",):  # a single-cell store
+            frame = pd.DataFrame([da.values], columns=[str(s) for s in da["stat"].values])
+        else:
+            frame = da.to_dataset(dim="stat").to_dataframe().reset_index()
         frame.insert(0, "metric", name)
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True, sort=False)
@@ -94,15 +97,28 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
         return long.to_csv(index=False)
     if fmt == "json":
         return json.dumps(json.loads(long.to_json(orient="records")), indent=1)
-    table = wide_frame(long, by)
+    tables = [wide_frame(part, by) for part in _same_dims(long)]
     if fmt == "markdown":
-        return _markdown(table)
+        return "\n\n".join(_markdown(t) for t in tables)
     header = f"mean ± {result.attrs.get('level', 0.95):.0%} CI half-width"
     if "paired" in result.attrs:
         header += f", paired difference against {result.attrs['paired']} (relative change in brackets)"
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
-    return header + "\n" + table.to_string(index=False)
+    return header + "\n" + "\n\n".join(t.to_string(index=False) for t in tables)
+
+
+def _same_dims(long: pd.DataFrame) -> list[pd.DataFrame]:
+    """Split a long frame into groups of metrics with the same dimensions (a metric with a
+    per-class dimension cannot share a wide table with plain metrics)."""
+    keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c != "metric"]
+    defined = long[keys].notna()
+    signature = defined.apply(tuple, axis=1) if keys else pd.Series([()] * len(long), index=long.index)
+    parts = []
+    for sig in dict.fromkeys(signature):
+        part = long[signature == sig]
+        parts.append(part.drop(columns=[k for k, d in zip(keys, sig) if not d]))
+    return parts
 
 
 def _markdown(table: pd.DataFrame) -> str:

@@ -68,3 +68,11 @@ def test_missing_file_and_subprocess_has_no_traceback(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "no such file" in out.stderr
+
+
+def test_zip_members_other_than_the_first_may_repeat(write_spec):
+    text = GOOD.replace("warmup = 100", "") + "\n[[zip]]\nservice_rate = [1.0, 2.0]\nwarmup = [10, 10]\n"
+    assert spec_mod.load(write_spec(text)).shape == (2, 2)
+    bad = GOOD.replace("warmup = 100", "") + "\n[[zip]]\nservice_rate = [1.0, 1.0]\nwarmup = [10, 20]\n"
+    with pytest.raises(spec_mod.SpecError, match="repeated values"):
+        spec_mod.load(write_spec(bad))
