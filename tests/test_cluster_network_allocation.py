@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from workloads.cluster import flow, simulate, substreams
-from workloads.cluster import netsched as NS, topo_allocation as A, topology as T
+from workloads.cluster import netsched as NS, network, topo_allocation as A, topology as T
 
 TOPOS = {"torus": T.torus((4, 4)), "star": T.star(16), "fat_tree": T.fat_tree(4, 4, 2), "kary_ntree": T.kary_ntree(2, 4)}
 MAY_FAIL = {"contiguous", "quasi_contiguous"}      # may refuse although enough nodes are idle
@@ -144,3 +144,30 @@ def test_coupled_run_equals_standalone_network_run():
                                header=p["header"], t_routing=p["t_routing"])
     assert alone.jbf[spmd.JF_END].tolist() == res.end.tolist()
     assert (res.end - res.start > f.tau / res.min_speed).any()        # the network did delay some job
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31), case=st.integers(0, 10**6))
+def test_random_configurations_keep_invariants(seed, case):
+    rng = np.random.default_rng(case)
+    layout, method = [("torus:4x4", "gabl"), ("torus:2x2x4", "mbs"), ("fat_tree:4x4x2", "node_sorting"),
+                      ("kary_ntree:2x4", "contiguous"), ("star:16", "modified_mc"), ("torus:4x4", "first_fit"),
+                      ("torus:4x4", "paging")][int(rng.integers(7))]
+    p = NS._with_defaults(dict(jobs=30, nodes=16, cores=int(rng.integers(1, 3)), layout=layout, allocation=method,
+                               queue=["fcfs", "mpfs_scan"][int(rng.integers(2))], iters_max=3,
+                               speeds=["homogeneous", "heterogeneous"][int(rng.integers(2))],
+                               message_mean=float(rng.choice([300.0, 3000.0])), time_scale=1e-4,
+                               t_routing=float(rng.choice([0.0, 1e-6])), mem_high=4e6, node_memory=8e6))
+    assert NS.check_params(p) == []
+    f, comm = NS.replication_inputs(p, seed)
+    res, sim, allocs, _ = NS.simulate_network(p, f, comm, NS._topology(p))
+    assert not np.isnan(res.end).any() and (res.start >= f.submit).all() and (res.end > res.start).all()
+    for t in np.unique(res.start):
+        on = (res.start <= t) & (res.end > t)
+        used = np.zeros(16, int)
+        mem = np.zeros(16)
+        for j in np.nonzero(on)[0]:
+            np.add.at(used, allocs[j], 1)
+            np.add.at(mem, allocs[j], f.mem_req[j])
+        assert (used <= f.node_cores).all() and (mem <= f.node_mem * (1 + 1e-12)).all()
+    assert sim.net.ctr[network.C_MUSED] == 0 or res.killed.any()    # every message delivered unless a job died
