@@ -111,3 +111,34 @@ def test_start_times_equal_peer(tmp_path, trace, limit, queue):
     f, r, _ = schedule({"source": "swf", "trace": sub, "queue": queue}, 1)
     by_id = {j.id: j.start for j in pjobs}
     np.testing.assert_array_equal(r.start, [by_id[i] for i in f.job_id])
+
+
+@pytest.mark.parametrize("trace, lines, invalid", [("SDSC-BLUE-2000-4.2-cln.swf.gz", 243_306, 10_744),
+                                                   ("CTC-SP2-1996-3.1-cln.swf.gz", 77_222, 0),
+                                                   ("KTH-SP2-1996-2.1-cln.filtered.swf.gz", 27_992, 0)])
+def test_shared_trace_counts(trace, lines, invalid):
+    """Record and drop counts equal those checked independently in shared/traces/README.md."""
+    tr = swf.read(str(TRACES / trace))
+    assert tr.n_jobs + tr.dropped_invalid + tr.dropped_too_large == lines
+    assert tr.dropped_invalid == invalid and tr.dropped_too_large == 0
+    assert np.all(np.diff(tr.submit) >= 0)
+
+
+def test_trace_load_scaling_through_run_batch():
+    import workloads.cluster as C
+    path = str(TRACES / "KTH-SP2-1996-2.1-cln.filtered.swf.gz")
+    out = C.run_batch({"source": "swf", "trace": path, "trace_load": 0.8, "queue": "easy"},
+                      np.array([1], dtype=np.uint64))
+    assert abs(out["offered_load"][0] - 80.0) < 1e-9
+    assert out["jobs"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
+
+
+def test_cli_writes_schedule(tmp_path):
+    text = "; MaxProcs: 4\n" + line(1, 0, -1, 10, 3, -1, -1, 3, 20) + line(2, 1, -1, 5, 2, -1, -1, 2, 5)
+    src = write(tmp_path, text)
+    out = str(tmp_path / "out.swf")
+    swf.main([out, "--trace", src, "--queue", "fcfs"])
+    data, m = swf.read_fields(out)
+    assert m == 4
+    np.testing.assert_array_equal(data[:, 2], [0, 9])      # job 2 waits for job 1 (3 + 2 > 4 cores)
+    np.testing.assert_array_equal(data[:, 3], [10, 5])

@@ -80,7 +80,8 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         if binding and params["queue"] in ("easy", "conservative"):
             errors.append(
                 f"queue = {params['queue']!r} plans with core counts, so memory and disk must never bind: need "
-                f"cores × mem_high <= node_memory ({params['cores']} × {params['mem_high']} vs {params['node_memory']}) "
+                f"cores × mem_high <= node_memory ({params['cores']} × {params['mem_high']} vs "
+                f"{params['node_memory']}) "
                 f"and cores × disk_high <= node_disk ({params['cores']} × {params['disk_high']} vs "
                 f"{params['node_disk']}); use fcfs or mpfs_scan for memory-bound studies")
     return errors

@@ -18,10 +18,9 @@ a new code, a name in :data:`NAMES` and a branch in :func:`choose`.
 """
 from __future__ import annotations
 
-import numba
+import numpy as np
 
 from ._jit import kernel, kernel_inline
-import numpy as np
 
 FIRST_FIT, BEST_FIT, FASTEST_FIRST, RANDOM_FIRST = 0, 1, 2, 3
 NAMES = ("first_fit", "best_fit", "fastest_first", "random_first")

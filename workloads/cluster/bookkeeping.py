@@ -16,10 +16,9 @@ State is plain arrays grouped in tuples (built by ``simulator.make_state``):
 """
 from __future__ import annotations
 
-import numba
-
-from ._jit import kernel, kernel_inline
 import numpy as np
+
+from ._jit import kernel_inline
 
 from . import allocation, events, profile
 

@@ -13,9 +13,9 @@ which is the same order as pushing them with priority 1 (the lowest) and cheaper
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from ._jit import kernel, kernel_inline
-import numpy as np
 
 # Event kinds (spec priorities: 1 arrival, 2 link end, 3 routing end, 4 computation end,
 # 5 start of a scheduled job). KILL is the scheduler's forced end of computation at the

@@ -30,10 +30,12 @@ METRICS = (
     Metric("killed_jobs", "jobs", "jobs killed at their estimate t / min s"),
     Metric("spread", "1", "JD: mean over jobs of distinct nodes used / cores requested"),
     Metric("jobs", "jobs", "jobs simulated (after dropping)"),
-    Metric("dropped_jobs", "jobs", "trace jobs dropped: run time < 0 or no processor count, or larger than the machine"),
+    Metric("dropped_jobs", "jobs",
+           "trace jobs dropped: run time < 0 or no processor count, or larger than the machine"),
     Metric("dropped_too_large", "jobs", "trace jobs dropped because they ask for more processors than the machine"),
     Metric("offered_load", "%", "eq. (8) load of the simulated flow: sum n tau / (sum s c * max a)"),
-    Metric("sim_seconds", "s", "wall time of the simulation kernel (no parsing, generation or compilation)", timing=True),
+    Metric("sim_seconds", "s", "wall time of the simulation kernel (no parsing, generation or compilation)",
+           timing=True),
     Metric("jobs_per_second", "jobs/s", "jobs simulated per second of kernel wall time", timing=True),
 )
 

@@ -8,9 +8,9 @@ real changes. Capacity: every window adds at most two steps, so 2 × jobs + 4 su
 from __future__ import annotations
 
 import numba
-
-from ._jit import kernel, kernel_inline
 import numpy as np
+
+from ._jit import kernel
 
 
 @numba.njit(cache=True)

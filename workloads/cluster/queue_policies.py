@@ -27,14 +27,13 @@ costs only what it scanned, and :func:`compact` squeezes the holes out now and t
 """
 from __future__ import annotations
 
-import numba
-
-from ._jit import kernel, kernel_inline
 import numpy as np
 
 from . import allocation, events, profile
-from .bookkeeping import (C_SHADOW, C_SMAX, C_SMIN, I_DUE, I_RVER, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, CONSERVATIVE, EASY, I_ARRIVED, I_COMPRESS, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_SEQ,
-                          I_UNPLACEABLE, start_job)
+from ._jit import kernel, kernel_inline
+from .bookkeeping import (
+    C_SHADOW, C_SMAX, I_ARRIVED, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_RVER, I_SEQ,
+    I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_job)
 
 
 @kernel_inline

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
-
-from ._jit import kernel, kernel_inline
 import numpy as np
 
 from . import allocation, events, profile
-from .bookkeeping import (CL_MASKS, QUEUE_NAMES, C_CLACC, C_SMAX, C_SMIN, C_MDELTA, C_MSIGMA, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY, FCFS,
-                          I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_STARTED, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
-                          _advance_clocks, _record_state, finish_job)
+from ._jit import kernel, kernel_inline
+from .bookkeeping import (
+    CL_MASKS, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS, I_ARRIVED, I_DUE,
+    I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES,
+    _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
 
 

@@ -149,3 +149,40 @@ def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, 
             f[8] = num(estimate[k])
             f[10] = "0" if killed[k] else "1"
             fh.write(" ".join(f) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Simulate one flow and write its schedule as SWF (``python -m workloads.cluster.swf``)."""
+    import argparse
+
+    from . import schedule   # the workload package (imported here: it imports this module)
+
+    ap = argparse.ArgumentParser(description="Simulate a trace or a Lublin flow and write the schedule as SWF.")
+    ap.add_argument("out", help="output .swf or .swf.gz")
+    ap.add_argument("--trace", help="input SWF trace (omit for a generated Lublin flow)")
+    ap.add_argument("--queue", default="easy", choices=("fcfs", "mpfs_scan", "easy", "conservative"))
+    ap.add_argument("--allocation", default="first_fit")
+    ap.add_argument("--seed", type=int, default=1, help="replication seed (Lublin flows, random choices)")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="other workload parameters, e.g. load=0.8 jobs=5000 (numbers parsed as such)")
+    args = ap.parse_args(argv)
+    params: dict = {"queue": args.queue, "allocation": args.allocation}
+    if args.trace:
+        params.update(source="swf", trace=args.trace)
+    for item in args.set:
+        name, _, value = item.partition("=")
+        for conv in (int, float):
+            try:
+                value = conv(value)
+                break
+            except ValueError:
+                pass
+        params[name] = value
+    f, r, wall = schedule(params, args.seed)
+    write(args.out, f.job_id, f.submit, r.start, r.end, f.cores_req, f.estimate, r.killed, int(f.node_cores.sum()),
+          comment=f"schedsweep cluster schedule: {params}, seed {args.seed}")
+    print(f"{args.out}: {f.submit.size} jobs, kernel {wall:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
