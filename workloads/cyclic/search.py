@@ -104,15 +104,19 @@ def cut_spans(slot_node, slot_start, slot_end, nodes, start, lens):
     add_n = np.empty(w, np.int64)
     add_s = np.empty(w, np.float64)
     add_e = np.empty(w, np.float64)
+    top = 0
+    for q in range(w):
+        top = max(top, nodes[q])
+    span_of = np.full(top + 1, -1, np.int64)     # node -> its span (q), -1: not in the window
+    for q in range(w):
+        span_of[nodes[q]] = q
     c = 0
     a = 0
     for i in range(m):
         k = slot_node[i]
-        hit = -1
-        for q in range(w):
-            if nodes[q] == k and slot_start[i] <= start and start < slot_end[i]:
-                hit = q
-                break
+        hit = span_of[k] if k <= top else -1
+        if hit >= 0 and not (slot_start[i] <= start and start < slot_end[i]):
+            hit = -1
         if hit < 0:
             keep_n[c], keep_s[c], keep_e[c] = k, slot_start[i], slot_end[i]
             c += 1
