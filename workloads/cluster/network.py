@@ -65,12 +65,13 @@ NEED_ROOM = 1
 # ------------------------------------------------------------------ heap
 @kernel
 def heap_push(heap, ctr, time: float, prio: int, data: int) -> None:
+    """Push an event (a 4-ary heap: half the depth of a binary one, the same order)."""
     ht, hk, hd = heap
     key = prio * _SHIFT + ctr[C_SEQ]
     ctr[C_SEQ] += 1
     i = ctr[C_HSIZE]
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         if time < ht[parent] or (time == ht[parent] and key < hk[parent]):
             ht[i] = ht[parent]
             hk[i] = hk[parent]
@@ -94,11 +95,13 @@ def heap_pop(heap, ctr):
     t, k, d = ht[n], hk[n], hd[n]
     i = 0
     while True:
-        c = 2 * i + 1
+        c = 4 * i + 1
         if c >= n:
             break
-        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hk[c + 1] < hk[c])):
-            c += 1
+        last = min(c + 4, n)
+        for x in range(c + 1, last):
+            if ht[x] < ht[c] or (ht[x] == ht[c] and hk[x] < hk[c]):
+                c = x
         if ht[c] < t or (ht[c] == t and hk[c] < k):
             ht[i] = ht[c]
             hk[i] = hk[c]
