@@ -115,3 +115,12 @@ def test_random_pattern_targets_are_others_and_uniform():
     expected = 2000 / (n - 1)
     off = hits[~np.eye(n, dtype=bool)]
     assert ((off - expected) ** 2 / expected).sum() < 60          # chi2(20 dof) 99.99% ≈ 52
+
+
+def test_place_from_alloc_fills_ranks_in_allocation_order():
+    sim = S.SpmdSim(T.star(4), [2, 5], [1, 1], [S.RING, S.RING], [1.0, 1.0], np.ones(4), seed=0)
+    alloc_node = np.array([9, 9, 3, 0, 2])          # job 1's allocation starts at slot 2
+    alloc_k = np.array([0, 0, 2, 1, 2])
+    S.place_from_alloc(1, 2, 3, alloc_node, alloc_k, sim.pr, sim.jb)
+    assert sim.pr[S.P_NODE, 2:7].tolist() == [3, 3, 0, 2, 2]
+    assert S.next_time(sim.net.heap, sim.net.ctr) == np.inf

@@ -15,6 +15,26 @@ events happened, then the jobs it started (their first messages are sent then).
 Metrics are part 1's (``metrics.compute``) over the same integrals, plus SD, MB and
 the measured contention.
 
+JD is part 1's ``spread`` metric (distinct nodes / cores requested).
+
+Integration into the part 1 numba kernel (not done: its files were being reworked while
+this was written). What it needs, in ``simulator._run`` / ``bookkeeping.start_job``:
+
+1. a network flag and the ``SpmdSim`` arrays as one more tuple argument of ``_run``;
+2. ``start_job`` with the network on pushes only the KILL at ``start + t / min s`` plus a
+   new event kind NET_START (priority 5) at ``now``, instead of COMPUTE_END;
+3. ``_run``: ``t = min(arrival, own heap, spmd.next_time)``; after the arrivals of ``t``
+   call ``spmd.advance(t, True, …)`` and ``finish_job`` every job it reports (a
+   computation end: trigger the pass); a KILL of a job that already ended is ignored,
+   otherwise it also marks the job killed in the network (``jb[J_LEFT] = KILLED``);
+   NET_START calls ``spmd.place_from_alloc`` then ``spmd.start_job``;
+4. room: ``advance`` can return NEED_ROOM mid-time, so ``_run`` must keep the time's
+   ``trigger`` in a ``ctr`` slot to resume, and the wrapper grows the pools
+   (``NetState.grow``) as it grows the heap; NET_START needs ``job_messages`` room first;
+5. PARAMS of this module (topology … time_scale) in ``cluster/__init__.py``, and the
+   test ``test_delay_free_star_reproduces_part1_schedule`` pointed at the kernel, for
+   every queue policy including EASY and conservative.
+
 Random streams: part 1's four, in its order; stream 2 (communication) gives, per job,
 ``iters ~ U{1 … iters_max}`` (n draws), the pattern (n draws, used when
 ``pattern = 'mixed'``), then one uint64 seed for the message hash (``spmd.py``).

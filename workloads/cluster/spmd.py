@@ -213,6 +213,24 @@ def start_job(j: int, t: float, seed, mean_bytes: float, payload: float, node_sp
 
 
 @kernel
+def place_from_alloc(j: int, ptr: int, m: int, alloc_node, alloc_k, pr, jb) -> None:
+    """Write job j's process nodes from a part 1 allocation (``m`` nodes from ``ptr``:
+    ``alloc_k`` processes on each ``alloc_node``, ranks in that order) — the hook the part 1
+    kernel's ``start_job`` needs before :func:`start_job`."""
+    p = jb[J_PBASE, j]
+    for a in range(m):
+        for _ in range(alloc_k[ptr + a]):
+            pr[P_NODE, p] = alloc_node[ptr + a]
+            p += 1
+
+
+@kernel
+def next_time(heap, ctr) -> float:
+    """Time of the network's next event (inf if none): merge it into an outer event loop."""
+    return heap[0][0] if ctr[net.C_HSIZE] > 0 else np.inf
+
+
+@kernel
 def job_messages(j: int, jb) -> int:
     """Messages job j's start can inject at once (n times its largest out-degree)."""
     n = jb[J_N, j]
