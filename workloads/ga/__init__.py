@@ -9,7 +9,7 @@ All are spawned for every algorithm, so the instance of replication r is the sam
 the GA, Backfill and FCFS and for any number of islands.
 
 Modules: :mod:`.model` (problem arrays, chromosome, timing), :mod:`.objectives`,
-:mod:`.baselines`, :mod:`.operators`, :mod:`.islands`, :mod:`.dask_islands`,
+:mod:`.baselines`, :mod:`.crossover`, :mod:`.operators`, :mod:`.islands`, :mod:`.dask_islands`,
 :mod:`.instance`, :mod:`.planning`.
 """
 from __future__ import annotations

@@ -18,10 +18,10 @@ Chromosome = header + body (source). ``header[m]`` = number of slots on unit m; 
 (process, unit), so they are recomputed by :func:`decode` rather than stored.
 
 Timing (:func:`decode`) is semi-active: every job starts at the latest of its units'
-previous slot ends (or ``ready``), and its predecessor's end. That is the compaction the
-spec asks for: no idle gap is left that the unit orders, group synchronisation and
-dependencies do not force. A body whose unit orders and dependencies form a cycle cannot
-be timed: it is *inconsistent*, and operators never keep such a child.
+previous slot ends (or ``ready``), and its predecessor's end, so no idle gap is left that
+the unit orders, group synchronisation and dependencies do not force (gaps they do force
+are filled by :func:`operators.compact_job`). A body whose unit orders and dependencies
+form a cycle cannot be timed: it is *inconsistent*, and operators never keep such a child.
 """
 from __future__ import annotations
 
