@@ -124,3 +124,15 @@ def test_place_from_alloc_fills_ranks_in_allocation_order():
     S.place_from_alloc(1, 2, 3, alloc_node, alloc_k, sim.pr, sim.jb)
     assert sim.pr[S.P_NODE, 2:7].tolist() == [3, 3, 0, 2, 2]
     assert S.next_time(sim.net.heap, sim.net.ctr) == np.inf
+
+
+def test_growing_pools_changes_nothing():
+    """Start from one-record pools: every growth path runs, results equal a roomy run."""
+    topo = T.torus((3, 3))
+    args = ([0.0, 0.0, 1e-6], [[0, 1, 2, 3, 4, 5], [6, 7, 8], [0, 4, 8, 2]], [6, 3, 4], [3, 2, 2],
+            [S.ALL_TO_ALL, S.RANDOM, S.ONE_TO_ALL], [1e-5, 2e-5, 1e-5], np.ones(9))
+    small = S.simulate_jobs(topo, *args, seed=9, mean_bytes=5000.0, pool=1)
+    big = S.simulate_jobs(topo, *args, seed=9, mean_bytes=5000.0, pool=100_000)
+    assert small.net.pk.shape[1] < big.net.pk.shape[1]
+    assert small.jbf[S.JF_END].tolist() == big.jbf[S.JF_END].tolist()
+    assert small.net.acc.tolist() == big.net.acc.tolist()

@@ -262,7 +262,8 @@ def free_message(m: int, msg, ctr) -> None:
 
 @kernel
 def room(pk, msg, ctr, messages: int) -> bool:
-    """Whether ``messages`` more messages and a packet split each can be taken now."""
+    """Whether ``messages`` more messages (a message and a packet-train record each) plus
+    two packet splits fit in the pools now."""
     return (pk.shape[1] - ctr[C_PKUSED] >= messages + 2) and (msg.shape[1] - ctr[C_MUSED] >= messages + 1)
 
 

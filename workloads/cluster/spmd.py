@@ -232,9 +232,10 @@ def next_time(heap, ctr) -> float:
 
 @kernel
 def job_messages(j: int, jb) -> int:
-    """Messages job j's start can inject at once (n times its largest out-degree)."""
+    """Records job j's start can take at once: a message record per arc (n times the
+    largest out-degree) and one packet split per process's node (``room`` adds 2 more)."""
     n = jb[J_N, j]
-    return 0 if n < 2 else n * (n - 1)
+    return 0 if n < 2 else n * (n - 1) + n
 
 
 @kernel
@@ -313,7 +314,8 @@ class SpmdSim:
     """
 
     def __init__(self, topo: Topology, n, iters, pattern, tau, node_speed, seed: int, mean_bytes: float = 65536.0,
-                 packet_size: float = 1024.0, header: float = 64.0, t_routing: float = 1e-6) -> None:
+                 packet_size: float = 1024.0, header: float = 64.0, t_routing: float = 1e-6,
+                 pool: int = 1024) -> None:
         n = np.asarray(n, np.int64)
         iters = np.asarray(iters, np.int64)
         pattern = np.asarray(pattern, np.int64)
@@ -345,7 +347,8 @@ class SpmdSim:
         if self.node_speed.size != topo.n_nodes:
             raise ValueError(f"node_speed has {self.node_speed.size} entries, the topology {topo.n_nodes} nodes")
         self.max_deg = int(max(n.max() - 1, 1)) if nj else 1
-        self.net = net.new_state(topo, packet_size, t_routing, heap_capacity=topo.n_devices + topo.n_links + procs + 16)
+        self.net = net.new_state(topo, packet_size, t_routing, pool=pool,
+                                 heap_capacity=topo.n_devices + topo.n_links + procs + 16)
         self.seed = np.uint64(seed)
         self.mean_bytes = float(mean_bytes)
         self.payload = float(packet_size - header)
