@@ -101,6 +101,8 @@ def test_star_and_defaults():
     assert T.make("fat_tree").n_nodes == 64 and T.make("kary_ntree").n_switches == 48
     assert T.make("torus", (4, 4, 4)).n_links == 64 * 6
     assert T.torus((2, 2)).n_links == 8                   # size-2 dimensions have one link pair
+    cube = T.make("kary_ncube", (2, 4))                   # the 4-D hypercube: 4 neighbours each
+    assert cube.kind == "torus" and cube.n_nodes == 16 and cube.n_links == 64 and cube.hops.max() == 4
     a = T.fat_tree(2, 2, 1).adjacency()
     assert (a == a.T).all() and (a > 0).sum() == 2 * (4 + 2)  # full duplex: 4 node links, 2 leaf-spine links
     with pytest.raises(ValueError, match="topology"):

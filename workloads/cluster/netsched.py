@@ -105,15 +105,14 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if p["header"] >= p["packet_size"]:
         errors.append(f"header ({p['header']}) must be smaller than packet_size ({p['packet_size']})")
     alloc = p["allocation"]
-    if alloc != "first_fit":
-        kinds = topo_allocation.METHODS[alloc][1]
-        if p["topology"] not in kinds:
-            errors.append(f"allocation {alloc!r} works on topology {', '.join(kinds)}, not {p['topology']!r}")
     try:
         topo = _topology(p)
     except (ValueError, TypeError) as e:
         errors.append(f"topology {p['topology']!r} with topology_size {list(p['topology_size'])}: {e}")
     else:
+        kinds = topo_allocation.METHODS[alloc][1] if alloc != "first_fit" else topology.KINDS
+        if topo.kind not in kinds:
+            errors.append(f"allocation {alloc!r} works on topology {', '.join(kinds)}, not {p['topology']!r}")
         if topo.n_nodes != p["nodes"]:
             errors.append(f"topology {p['topology']!r} {list(p['topology_size'])} has {topo.n_nodes} nodes, "
                           f"nodes = {p['nodes']}")

@@ -45,7 +45,7 @@ import numpy as np
 
 ROUTINGS = ("shortest", "dimension_order", "updown")
 TIES = ("lowest_id", "destination_mod")
-KINDS = ("star", "fat_tree", "torus", "kary_ntree")
+KINDS = ("star", "fat_tree", "torus", "kary_ncube", "kary_ntree")
 
 
 @dataclass(frozen=True)
@@ -259,6 +259,13 @@ def torus(dims: tuple[int, ...] = (8, 8), bandwidth: float = 1.25e9, routing: st
     return Topology("torus", p, 0, src, dst, bw, table, _hops(table, dst, p), dims=dims, coords=coords)
 
 
+def kary_ncube(k: int = 4, n: int = 3, bandwidth: float = 1.25e9, routing: str = "dimension_order") -> Topology:
+    """The k-ary n-cube: a torus of n dimensions of size k (``kind`` stays "torus")."""
+    if k < 1 or n < 1:
+        raise ValueError(f"kary_ncube needs k >= 1 and n >= 1, got k={k}, n={n}")
+    return torus((k,) * n, bandwidth, routing)
+
+
 def kary_ntree(k: int = 4, n: int = 3, bandwidth: float = 1.25e9, ties: str = "lowest_id") -> Topology:
     """k-ary n-tree; switch ``<w, l>`` is device ``P + l * k**(n-1) + index(w)``, level n-1 the leaves."""
     if k < 1 or n < 1:
@@ -291,6 +298,8 @@ def make(kind: str, size: tuple[int, ...] = (), bandwidth: float = 1.25e9, ties:
         return fat_tree(*(size or (8, 8, 4)), bandwidth=bandwidth, ties=ties)
     if kind == "torus":
         return torus(tuple(size or (8, 8)), bandwidth, routing or "dimension_order", ties)
+    if kind == "kary_ncube":
+        return kary_ncube(*(size or (4, 3)), bandwidth=bandwidth, routing=routing or "dimension_order")
     if kind == "kary_ntree":
         return kary_ntree(*(size or (4, 3)), bandwidth=bandwidth, ties=ties)
     raise ValueError(f"topology {kind!r} not one of {', '.join(KINDS)}")
