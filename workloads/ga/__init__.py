@@ -39,7 +39,8 @@ PARAMS = (
     Param("length_low", "float", 10.0, "shortest nominal process length (time units at speed 1)", low=1e-6),
     Param("length_high", "float", 100.0, "longest nominal process length", low=1e-6),
     Param("p_max", "int", 3, "priorities are uniform on the integers 1 .. p_max", low=1),
-    Param("dep_prob", "float", 0.1, "probability that a job depends on one earlier job of its period", low=0.0, high=1.0),
+    Param("dep_prob", "float", 0.1, "probability that a job depends on one earlier job of its period",
+          low=0.0, high=1.0),
     Param("objective", "str", "gmean", "GA objective: the source's geometric mean of weighted unit lengths, "
           "makespan, or priority-weighted mean completion", choices=OBJECTIVES),
     Param("docking", "str", "tau_first", "rank GA candidates by (docking gap tau, objective) as the source, "
@@ -50,6 +51,7 @@ PARAMS = (
           low=0.0, high=1.0),
     Param("elite", "float", 0.1, "E: fraction of each island kept unchanged (at least one individual)",
           low=0.0, high=1.0),
+    Param("tournament", "int", 2, "tournament size of the parent selection (1 = uniform)", low=1),
     Param("islands", "int", 1, "P: island subpopulations", low=1),
     Param("migration_interval", "int", 50, "I_m: generations between ring migrations (and stop checks)", low=1),
     Param("migrants", "int", 1, "best individuals each island sends to the next one", low=0),
@@ -64,7 +66,8 @@ PARAMS = (
 METRICS = (
     Metric("objective", "time", "the chosen objective of each period's schedule, mean over periods "
            "(gmean: f; makespan and weighted_completion: from the period end)"),
-    Metric("gmean_length", "time", "the source objective f (geometric mean of weighted unit lengths), mean over periods"),
+    Metric("gmean_length", "time", "the source objective f (geometric mean of weighted unit lengths), "
+           "mean over periods"),
     Metric("makespan", "time", "last slot end minus the period end, mean over periods"),
     Metric("weighted_completion", "time", "sum p C / sum p over slots, C from the period end, mean over periods"),
     Metric("mean_wait", "time", "mean over jobs of start minus arrival"),

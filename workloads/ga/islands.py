@@ -41,6 +41,7 @@ class GASettings:
     pc: float = 0.3               # crossover probability per pair
     pm: float = 0.00032           # mutation probability per gene
     elite: float = 0.1            # E, fraction kept unchanged (at least one individual)
+    tournament: int = 2           # tournament size of the selection (our rule)
     islands: int = 1              # P
     migration_interval: int = 50  # I_m, generations between migrations (and stop checks)
     migrants: int = 1             # best individuals sent to the next island
@@ -57,6 +58,8 @@ class GASettings:
             raise ValueError(f"docking {self.docking!r} must be one of {DOCKING}")
         if self.population < 2 or not 0 <= self.migrants < self.population:
             raise ValueError("population must be >= 2 and 0 <= migrants < population")
+        if self.tournament < 1:
+            raise ValueError("tournament must be >= 1")
         if self.islands < 1 or self.migration_interval < 1:
             raise ValueError("islands and migration_interval must be >= 1")
 
@@ -160,7 +163,7 @@ def island_epoch(state: IslandState, problem: Problem, settings: GASettings, n_g
     hist_tau = np.empty(n_gens)
     hist_fit = np.empty(n_gens)
     evolve(s.bodies, s.headers, s.taus, s.fits, problem.arrays(), n_gens, s.rng, settings.pc, settings.pm,
-           settings.n_elite, OBJECTIVES.index(settings.objective), settings.docking == "tau_first",
+           settings.n_elite, settings.tournament, OBJECTIVES.index(settings.objective), settings.docking == "tau_first",
            problem.period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit,
            s.counters)
     return s, hist_tau, hist_fit

@@ -16,7 +16,7 @@ parent (crossover). Random draws come only from the island's ``rng``.
   (:func:`compact_job`).
 * Crossover (source, details our rule): two break points over unit indices; see
   :mod:`.crossover`.
-* Selection: tournaments of size 2 (our rule). Elitism: the best ``n_elite`` survive.
+* Selection: tournaments, of size 2 by default (our rule). Elitism: the best ``n_elite`` survive.
 """
 from __future__ import annotations
 
@@ -219,15 +219,19 @@ def ranking(taus, fits):
 
 
 @numba.njit(cache=True)
-def _tournament(taus, fits, rng) -> int:
+def _tournament(taus, fits, rng, size) -> int:
+    """Best of ``size`` uniform draws (with replacement); ties: the earlier draw."""
     Z = taus.shape[0]
-    i = rng.integers(0, Z)
-    j = rng.integers(0, Z)
-    return j if better(taus[j], fits[j], taus[i], fits[i]) else i
+    best = rng.integers(0, Z)
+    for _ in range(size - 1):
+        c = rng.integers(0, Z)
+        if better(taus[c], fits[c], taus[best], fits[best]):
+            best = c
+    return best
 
 
 @numba.njit(cache=True)
-def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objective, use_tau,
+def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournament, objective, use_tau,
            period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters):
     """Run ``n_gens`` generations of one island in place.
 
@@ -253,8 +257,8 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, objecti
             new_f[e] = cur_f[order[e]]
         k = n_elite
         while k < Z:
-            a = _tournament(cur_t, cur_f, rng)
-            b = _tournament(cur_t, cur_f, rng)
+            a = _tournament(cur_t, cur_f, rng, tournament)
+            b = _tournament(cur_t, cur_f, rng, tournament)
             do_cx = rng.random() < pc
             for child in range(2):
                 if k >= Z:
