@@ -8,12 +8,19 @@ the share of a cycle spent in the scheduling itself (``schedule_time``; the rest
 environment, the batch and the metrics).
 
     python benchmarks/bench_cyclic.py --nodes 24 150 --cycles 200 --repeat 3
+
+``--specs``: estimated CPU time of whole sweeps, every cell of each spec measured on
+``--cycles`` cycles and scaled to the spec's replications (its ``[[zip]]`` rows included):
+
+    python benchmarks/bench_cyclic.py --specs jobs/cyclic-*.toml --cycles 80 --repeat 1
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +46,26 @@ def measure(params: dict, cycles: int, repeat: int) -> tuple[float, float, float
     return best
 
 
+def spec_cpu_seconds(path: str, cycles: int, repeat: int) -> tuple[int, float]:
+    """(cells, estimated CPU seconds) of a sweep spec of the cyclic workload."""
+    with open(path, "rb") as fh:
+        spec = tomllib.load(fh)
+    base = defaults(PARAMS)
+    base.update(spec.get("params", {}))
+    sweep = spec.get("sweep", {})
+    zip_rows = [[dict(zip(z, values)) for values in zip(*z.values())] for z in spec.get("zip", [])]
+    cells, total = 0, 0.0
+    for combo in itertools.product(*sweep.values()):
+        for rows in itertools.product(*zip_rows):
+            params = dict(base, **dict(zip(sweep, combo)))
+            for row in rows:
+                params.update(row)
+            rate, _, _ = measure(params, cycles, repeat)
+            total += spec["replications"] / rate
+            cells += 1
+    return cells, total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, nargs="+", default=[24, 150])
@@ -48,7 +75,13 @@ def main() -> None:
                     "(other processes only ever slow a run down)")
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--n-css", type=int, default=10, help="css_bf: jobs of the cyclic part")
+    ap.add_argument("--specs", nargs="+", help="estimate whole sweeps of these spec files instead")
     args = ap.parse_args()
+    if args.specs:
+        for path in args.specs:
+            cells, seconds = spec_cpu_seconds(path, args.cycles, args.repeat)
+            print(f"{path}: {cells} cells, about {seconds:.0f} CPU-seconds", flush=True)
+        return
     print(f"{'nodes':>5} {'jobs':>4} {'method':>7} {'cycles/s/core':>13} {'s per 5000':>10} "
           f"{'sched us':>9} {'wall s':>7}")
     for nodes in args.nodes:
