@@ -91,3 +91,119 @@ def bfs_hops(n_dev, link_src, link_dst, s, t):
 def spmd_no_contention_end(start, tau, iters, speeds):
     """A job's end on a network without delay: every process computes tau/s in iters steps."""
     return start + tau / min(speeds)
+
+
+def spmd_sim(next_link, link_dst, link_time, t_routing, jobs, node_speed, sizes, targets):
+    """Plain-Python SPMD jobs on the packet network (the spec's "Jobs" semantics).
+
+    jobs: list of (start, nodes per process, iters, pattern name, tau), started in list
+    order at equal times; ``sizes(j, it, u, v)`` the packets of a message and
+    ``targets(j, it, u, n)`` the Random pattern's receiver. Returns the jobs' end times.
+    Computation ends follow the documented exact chain: origin + (tau/s) * ((i+1-k0)/iters).
+    """
+    heap: list = []
+    seq = [0]
+
+    def push(t, prio, item):
+        heapq.heappush(heap, (t, prio, seq[0], item))
+        seq[0] += 1
+
+    n_dev = len(next_link)
+    in_q = [deque() for _ in range(n_dev)]
+    router = [None] * n_dev
+    link_q = [deque() for _ in range(len(link_dst))]
+    link = [None] * len(link_dst)
+    msgs = []                          # [dst node, packets left, job, receiver, iteration]
+    arrived = {}                       # (job, receiver, iteration) -> count
+    state = {}                         # (job, u) -> dict(iter, post, origin, k0)
+    left = [len(j[1]) for j in jobs]
+    end = [None] * len(jobs)
+
+    def succ(j, u, it):
+        n, pat = len(jobs[j][1]), jobs[j][3]
+        if n < 2:
+            return []
+        if pat == "random":
+            return [targets(j, it, u, n)]
+        if pat == "ring":
+            return [(u + 1) % n]
+        if pat == "pairs":
+            return [u ^ 1] if (u ^ 1) < n else []
+        if pat == "one_to_all":
+            return [v for v in range(n) if v != u] if u == 0 else []
+        return [v for v in range(n) if v != u]
+
+    def expected(j, u, it):
+        n = len(jobs[j][1])
+        return sum(1 for w in range(n) if u in succ(j, w, it))
+
+    def try_route(d, t):
+        if router[d] is None and in_q[d]:
+            router[d] = in_q[d].popleft()
+            push(t + t_routing, 3, ("route", d))
+
+    def try_link(l, t):
+        if link[l] is None and link_q[l]:
+            link[l] = link_q[l].popleft()
+            push(t + link_time[l], 2, ("link", l))
+
+    def compute(j, u, t):
+        s = state[(j, u)]
+        iters, tau = jobs[j][2], jobs[j][4]
+        work = tau / node_speed[jobs[j][1][u]]
+        if t != s["origin"] + work * ((s["iter"] - s["k0"]) / iters):
+            s["origin"], s["k0"] = t, s["iter"]
+        push(s["origin"] + work * ((s["iter"] + 1 - s["k0"]) / iters), 4, ("compute", (j, u)))
+
+    def begin(j, u, it, t):
+        s = state[(j, u)]
+        s["iter"], s["post"] = it, t
+        nodes = jobs[j][1]
+        for v in succ(j, u, it):
+            msgs.append([nodes[v], sizes(j, it, u, v), j, v, it])
+            for _ in range(msgs[-1][1]):
+                in_q[nodes[u]].append(len(msgs) - 1)
+            try_route(nodes[u], t)
+        if arrived.get((j, u, it), 0) == expected(j, u, it):
+            compute(j, u, t)
+
+    for j, job in enumerate(jobs):
+        push(job[0], 5, ("start", j))
+    while heap:
+        t, _p, _s, (what, x) = heapq.heappop(heap)
+        if what == "start":
+            for u in range(len(jobs[x][1])):
+                state[(x, u)] = {"iter": 0, "post": t, "origin": t, "k0": 0}
+            for u in range(len(jobs[x][1])):
+                begin(x, u, 0, t)
+        elif what == "link":
+            m, link[x] = link[x], None
+            d2 = link_dst[x]
+            in_q[d2].append(m)
+            try_route(d2, t)
+            try_link(x, t)
+        elif what == "route":
+            m, router[x] = router[x], None
+            dst, _, j, v, it = msgs[m]
+            if x == dst:
+                msgs[m][1] -= 1
+                if msgs[m][1] == 0:
+                    arrived[(j, v, it)] = arrived.get((j, v, it), 0) + 1
+                    s = state[(j, v)]
+                    if s["iter"] == it and arrived[(j, v, it)] == expected(j, v, it):
+                        compute(j, v, t)
+            else:
+                l = next_link[x][dst]
+                link_q[l].append(m)
+                try_link(l, t)
+            try_route(x, t)
+        else:
+            j, u = x
+            s = state[(j, u)]
+            if s["iter"] + 1 < jobs[j][2]:
+                begin(j, u, s["iter"] + 1, t)
+            else:
+                left[j] -= 1
+                if left[j] == 0:
+                    end[j] = t
+    return end

@@ -136,3 +136,27 @@ def test_growing_pools_changes_nothing():
     assert small.net.pk.shape[1] < big.net.pk.shape[1]
     assert small.jbf[S.JF_END].tolist() == big.jbf[S.JF_END].tolist()
     assert small.net.acc.tolist() == big.net.acc.tolist()
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), tr=st.sampled_from([1e-6, 1e-7]))
+def test_spmd_kernel_equals_naive_simulation(seed, tr):
+    from tests.naive_cluster_network import spmd_sim
+    topo = T.torus((3, 3))
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 4))
+    n = rng.integers(1, 6, k)
+    nodes = [rng.integers(0, 9, int(x)).tolist() for x in n]
+    iters = rng.integers(1, 4, k)
+    pattern = rng.integers(0, 5, k)
+    tau = rng.choice([1e-6, 1e-5, 4e-5], k)
+    start = np.sort(rng.choice([0.0, 0.0, 3e-6, 1e-5], k))
+    speed = rng.choice([1.0, 1.5, 2.0], 9)
+    mseed, mean, payload = np.uint64(seed), 3000.0, 960.0
+    sim = S.simulate_jobs(topo, start, nodes, n, iters, pattern, tau, speed, seed=int(seed), mean_bytes=mean,
+                          t_routing=tr)
+    want = spmd_sim(topo.next_link.tolist(), topo.link_dst.tolist(), (G / topo.link_bw).tolist(), tr,
+                    [(start[j], nodes[j], int(iters[j]), S.PATTERNS[pattern[j]], tau[j]) for j in range(k)],
+                    speed.tolist(), lambda j, it, u, v: int(S.message_packets(mseed, j, it, u, v, mean, payload)),
+                    lambda j, it, u, nn: int(S.random_target(mseed, j, it, u, nn)))
+    assert sim.jbf[S.JF_END].tolist() == want
