@@ -69,3 +69,38 @@ def test_rejects_jobs_without_alternatives_and_bad_resolution():
         choose(np.array([0, 0, 1]), np.ones(1), np.ones(1), False)
     with pytest.raises(ValueError, match="dp_resolution"):
         choose(np.array([0, 1]), np.ones(1), np.ones(1), False, resolution=0.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(sorted(STRATEGIES)),
+       st.sampled_from(["proc_time", "runtime", "finish"]))
+def test_dp_equals_brute_force_on_workload_batches(seed, strategy, dp_time):
+    """Alternatives of a real small batch (6 nodes, 4 jobs, up to 3 alternatives each)."""
+    from workloads._contract import defaults, substreams
+    from workloads.cyclic import PARAMS
+    from workloads.cyclic.alternatives import find_alternatives
+    from workloads.cyclic.batch import job_matrices
+    from workloads.cyclic.cycle import batch_of, environment_of
+    from workloads.cyclic.frsm import alternative_time
+    from workloads.cyclic.search import FIRST_FIT
+
+    p = defaults(PARAMS)
+    p.update(nodes=6, jobs=4, interval=300.0)
+    env_rng, batch_rng, crit_rng, rho_rng = substreams(seed, 4)
+    env = environment_of(p, env_rng)
+    batch = batch_of(p, batch_rng, crit_rng, rho_rng)
+    node_len, node_cost = job_matrices(batch, env.perf, env.price, p["perf_min"])
+    alts, _ = find_alternatives(env.slot_node, env.slot_start, env.slot_end, np.arange(4), node_len, node_cost,
+                                batch.budget, batch.slots, np.full(4, FIRST_FIT, np.int64), 3)
+    counts = np.diff(alts.offsets)
+    if not (counts > 0).any():
+        return
+    rows = np.concatenate([np.arange(alts.offsets[q], alts.offsets[q + 1]) for q in np.flatnonzero(counts)])
+    offsets = np.concatenate(([0], np.cumsum(counts[counts > 0])))
+    v, g, maximize = strategy_arrays(strategy, alternative_time(alts, dp_time)[rows], alts.cost[rows])
+    combo = choose(offsets, v, g, maximize)
+    best, feasible, limit = naive.brute_dp(offsets, v, g, maximize)
+    assert combo.flagged == (not feasible)
+    if feasible:
+        assert math.isclose(combo.value, best, rel_tol=1e-12, abs_tol=1e-9)
+        assert g[offsets[:-1] + combo.choice].sum() <= limit + 1e-9
