@@ -68,6 +68,8 @@ PARAMS = tuple(p for p in CLUSTER_PARAMS if p.name not in _SKIP) + (
           "'star:64', 'kary_ntree:4x3', 'torus' (default sizes); overrides topology and topology_size when set"),
     Param("ties", "str", "lowest_id", "tie rule among equal shortest next hops (trees; tori use dimension order)",
           choices=topology.TIES),
+    Param("torus_routing", "str", "dimension_order", "routing on tori and cubes (trees and stars: shortest up/down)",
+          choices=("dimension_order", "shortest")),
     Param("bandwidth", "float", 1.25e9, "link bandwidth per direction (bytes/s; inf = no transmission time)",
           low=1e-300),
     Param("packet_size", "float", 1024.0, "packet size g (bytes)", low=1.0),
@@ -135,9 +137,10 @@ _TOPO_CACHE: dict = {}
 
 def _topology(p: Mapping[str, Any]) -> topology.Topology:
     size = tuple(int(x) for x in p["topology_size"])
-    key = (p["topology"], size, float(p["bandwidth"]), p["ties"])
+    key = (p["topology"], size, float(p["bandwidth"]), p["ties"], p["torus_routing"])
     if key not in _TOPO_CACHE:
-        _TOPO_CACHE[key] = topology.make(p["topology"], size, p["bandwidth"], p["ties"])
+        routing = p["torus_routing"] if p["topology"] in ("torus", "kary_ncube") else ""
+        _TOPO_CACHE[key] = topology.make(p["topology"], size, p["bandwidth"], p["ties"], routing)
     return _TOPO_CACHE[key]
 
 

@@ -259,11 +259,12 @@ def torus(dims: tuple[int, ...] = (8, 8), bandwidth: float = 1.25e9, routing: st
     return Topology("torus", p, 0, src, dst, bw, table, _hops(table, dst, p), dims=dims, coords=coords)
 
 
-def kary_ncube(k: int = 4, n: int = 3, bandwidth: float = 1.25e9, routing: str = "dimension_order") -> Topology:
+def kary_ncube(k: int = 4, n: int = 3, bandwidth: float = 1.25e9, routing: str = "dimension_order",
+               ties: str = "lowest_id") -> Topology:
     """The k-ary n-cube: a torus of n dimensions of size k (``kind`` stays "torus")."""
     if k < 1 or n < 1:
         raise ValueError(f"kary_ncube needs k >= 1 and n >= 1, got k={k}, n={n}")
-    return torus((k,) * n, bandwidth, routing)
+    return torus((k,) * n, bandwidth, routing, ties)
 
 
 def kary_ntree(k: int = 4, n: int = 3, bandwidth: float = 1.25e9, ties: str = "lowest_id") -> Topology:
@@ -299,7 +300,7 @@ def make(kind: str, size: tuple[int, ...] = (), bandwidth: float = 1.25e9, ties:
     if kind == "torus":
         return torus(tuple(size or (8, 8)), bandwidth, routing or "dimension_order", ties)
     if kind == "kary_ncube":
-        return kary_ncube(*(size or (4, 3)), bandwidth=bandwidth, routing=routing or "dimension_order")
+        return kary_ncube(*(size or (4, 3)), bandwidth=bandwidth, routing=routing or "dimension_order", ties=ties)
     if kind == "kary_ntree":
         return kary_ntree(*(size or (4, 3)), bandwidth=bandwidth, ties=ties)
     raise ValueError(f"topology {kind!r} not one of {', '.join(KINDS)}")
