@@ -2,7 +2,9 @@
 
 Everything else in this package goes through :func:`find_window` (one AEP scan inside a
 numba kernel) and :func:`cut_spans` (remove windows from a slot list), so a change of the
-slot-selection kernel's signature touches only this module.
+slot-selection kernel's signature touches only this module. Beware numba's cache: a cached
+kernel here embeds the slot-selection kernels it calls and is not invalidated when their
+file changes; after changing them, delete ``workloads/cyclic/__pycache__/*.nb[ic]``.
 
 :func:`first_fit` is AMP again, for the repeated first-fit searches of the alternatives
 rounds, where it is most of a cycle's time. It returns AMP's window (a test checks it against
