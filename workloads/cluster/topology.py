@@ -27,8 +27,10 @@ Routing (spec "Network"):
 
 - ``shortest``: hop-count shortest paths; ties among equal next hops go to the lowest
   next-device id (spec rule), or with ``ties="destination_mod"`` to candidate number
-  ``destination mod (number of candidates)`` in id order *(our rule, an option: on
-  trees it is the usual d-mod-k spreading; lowest-id sends all up-traffic to switch 0)*;
+  ``destination mod (number of candidates)`` in id order *(our rule, an option: on a
+  two-level fat tree it is the usual d-mod-k spreading over the spines; on a k-ary
+  n-tree every level uses the same residue ``destination mod k``, not d-mod-k's one
+  digit per level; lowest-id sends all up-traffic through the lowest switches)*;
 - ``dimension_order`` (tori, the default there): correct dimension 0 first, then 1, …;
   in each dimension the shorter way round, and at a tie (offset exactly k/2) the way
   whose next node has the lower id;
