@@ -160,3 +160,19 @@ def test_spmd_kernel_equals_naive_simulation(seed, tr):
                     speed.tolist(), lambda j, it, u, v: int(S.message_packets(mseed, j, it, u, v, mean, payload)),
                     lambda j, it, u, nn: int(S.random_target(mseed, j, it, u, nn)))
     assert sim.jbf[S.JF_END].tolist() == want
+
+
+@settings(max_examples=15, deadline=None)
+@given(kind=st.sampled_from(["star", "fat_tree", "torus", "kary_ntree", "kary_ncube"]), seed=st.integers(0, 2**32 - 1),
+       tr=st.sampled_from([2e-6, 1e-6, 1e-7, 0.0]), g=st.sampled_from([256.0, 1024.0, 4096.0]))
+def test_idle_formula_on_random_paths(kind, seed, tr, g):
+    topo = T.make(kind, {"star": (5,), "fat_tree": (3, 2, 2), "torus": (3, 5), "kary_ntree": (3, 2),
+                         "kary_ncube": (2, 3)}[kind])
+    rng = np.random.default_rng(seed)
+    s, t = (int(x) for x in rng.integers(0, topo.n_nodes, 2))
+    npk = int(rng.integers(1, 30))
+    got, _ = _alone(topo, s, t, npk, tr, g)
+    want = idle_formula([g / B] * len(topo.path(s, t)), npk, tr)
+    assert abs(got - want) <= 1e-12 * max(want, 1e-30)
+    if s == t:
+        assert abs(got - npk * tr) <= 1e-12 * max(want, 1e-30)
