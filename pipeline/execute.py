@@ -7,6 +7,7 @@ import math
 import platform
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,8 @@ class _Runner:
         self.spec, self.path, self.executor = spec, path, executor
         self.module = workload_of(spec)
         self.batch_seconds = batch_seconds
-        self.progress = sys.stderr.isatty() if progress is None else progress
+        # None: a bar on a terminal, a line a minute in a log file (the sbatch route).
+        self.progress = progress
         self.dim_names = [d.name for d in spec.dims]
         self.cells = dict(spec.cells())
         self.writer: store_mod.Writer | None = None
@@ -193,8 +195,11 @@ class _Runner:
     def run(self) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=self.total, unit="rep", disable=not self.progress, smoothing=0.1,
-                        desc=self.spec.name, dynamic_ncols=True)
+        if self.progress is None and not sys.stderr.isatty():
+            self.bar = _LogProgress(self.total, self.spec.name)
+        else:
+            self.bar = tqdm(total=self.total, unit="rep", disable=not self.progress, smoothing=0.1,
+                            desc=self.spec.name, dynamic_ncols=True)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         for batch in self.plan:
             self.submit(batch)
@@ -235,6 +240,27 @@ class _Runner:
         outputs["reason"] = np.zeros(n, np.int8)
         self._write(batch, {"outputs": outputs, "failed": {k: text for k in range(n)}, "seconds": 0.0})
         self.bar.update(n)
+
+
+class _LogProgress:
+    """Progress for a log file: one line every ``every`` seconds with rate and ETA."""
+
+    def __init__(self, total: int, name: str, every: float = 60.0):
+        self.total, self.name, self.every = total, name, every
+        self.done = 0
+        self.t0 = self.last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = self.done / (now - self.t0)
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            say(f"{self.name}: {self.done}/{self.total} replications, {rate:.3g}/s, ETA {eta / 60:.1f} min")
+
+    def close(self) -> None:
+        pass
 
 
 def _plain(value: Any) -> Any:
