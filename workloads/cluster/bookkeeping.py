@@ -117,8 +117,10 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
         i = cand_node[a]
         k = cand_k[a]
         fc[i] -= k
-        fm[i] -= k * mr
-        fdk[i] -= k * dr
+        if mr != 0.0:
+            fm[i] -= k * mr
+        if dr != 0.0:
+            fdk[i] -= k * dr
         if fc[i] == 0:
             allocation.bit_set(bits, order_rank[i], False)
         clk[C_SPEEDFREE] -= speed[i] * k
@@ -171,13 +173,15 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
         k = alloc_k[ptr + a]
         # node i held k processes over masked time dm: add their cores, memory and disk
         acc_u[i] += k * dm
-        acc_m[i] += k * mr * dm
-        acc_d[i] += k * dr * dm
+        if mr != 0.0:
+            acc_m[i] += k * mr * dm
+            fm[i] += k * mr
+        if dr != 0.0:
+            acc_d[i] += k * dr * dm
+            fdk[i] += k * dr
         if fc[i] == 0:
             allocation.bit_set(bits, order_rank[i], True)
         fc[i] += k
-        fm[i] += k * mr
-        fdk[i] += k * dr
         clk[C_SPEEDFREE] += speed[i] * k
     ctr[I_FREE] += n
     ctr[I_RVER] += 1

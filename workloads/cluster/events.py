@@ -56,7 +56,7 @@ def heap_grow(ht, hk, hkind, hd):
     return t2, k2, kind2, d2
 
 
-@kernel
+@kernel_inline
 def heap_push(ht, hk, hkind, hd, size: int, time: float, kind: int, seq: int, data: int) -> int:
     """Push an event (capacity must allow it); returns the new size."""
     key = PRIORITY[kind] * _SHIFT + seq
@@ -78,7 +78,7 @@ def heap_push(ht, hk, hkind, hd, size: int, time: float, kind: int, seq: int, da
     return size + 1
 
 
-@kernel
+@kernel_inline
 def heap_pop(ht, hk, hkind, hd, size: int):
     """Remove the first event; returns (time, kind, data, new size). size must be > 0."""
     t0, kind0, d0 = ht[0], hkind[0], hd[0]
