@@ -1,0 +1,231 @@
+"""Part 1's event simulator with the packet network inside (numba), without editing part 1.
+
+The loop is part 1's ``simulator._run`` with the network merged in: the next event
+time is the earliest of the next arrival, part 1's heap and the network's heap; at one
+time come the arrivals (priority 1), every packet event and computation end of the
+network (2–4, ``spmd.advance``), part 1's kills and reservation wake-ups, one
+scheduling pass (part 1's FCFS / MPFS scan / EASY / conservative with part 1's
+allocation policies), and then the SPMD starts of the jobs that pass started (5), in the
+order the pass started them. Jobs reach part 1's bookkeeping with ``tau = inf``, so its
+``start_job`` schedules only the kill at ``start + t / min s``; the real end comes from
+the network, and a kill of a job that already ended is ignored. The pools of the
+network grow inside the kernel (numba's reference counting is on in this one loop).
+
+Use :func:`simulate` like part 1's ``simulator.simulate`` plus the network arguments;
+it returns part 1's ``Result`` and the ``SpmdSim`` (its ``net.acc`` has MB and the
+contention sums). The state construction mirrors part 1's ``simulate`` (kept in step by
+``tests/test_cluster_network_kernel.py``, which compares both on a delay-free star).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from . import allocation, events, profile
+from . import network as net
+from . import spmd
+from .bookkeeping import (C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY,
+                          FCFS, I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_Q, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK,
+                          N_CTR, _advance_clocks, _record_state, finish_job)
+from .queue_policies import start_due
+from .simulator import Result, _enqueue, _pass
+from .topology import Topology
+
+
+@numba.njit(cache=True)
+def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
+    """Twice the pool (at least ``extra`` more), new slots chained before the old free list."""
+    old = pool.shape[1]
+    cap = max(2 * old, old + extra)
+    new = np.zeros((pool.shape[0], cap), np.int64)
+    new[:, :old] = pool
+    for i in range(old, cap - 1):
+        new[next_row, i] = i + 1
+    new[next_row, cap - 1] = ctr[free_slot]
+    ctr[free_slot] = old
+    return new
+
+
+@numba.njit(cache=True)
+def _grow_msgf(msgf, cap: int):
+    new = np.zeros((msgf.shape[0], cap))
+    new[:, :msgf.shape[1]] = msgf
+    return new
+
+
+@numba.njit(cache=True)
+def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
+             dplan, q, cand_node, cand_k, rng, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb, njbf,
+             t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, nheap, nctr, nacc, done, max_deg,
+             order):
+    submit, n = jb[0], jb[1]
+    start, end, nused = out[0], out[1], out[3]
+    alloc_ptr, alloc_node, alloc_k = alloc
+    n_jobs = submit.size
+    ht, hk, hkind, hd = heap
+    nht = nheap[0]
+    ia = 0
+    lo = 0                                       # jobs before lo have started (or will never)
+    while True:
+        ta = submit[ia] if ia < n_jobs else np.inf
+        th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
+        tn = nht[0] if nctr[net.C_HSIZE] > 0 else np.inf
+        t = min(ta, th, tn)
+        if t == np.inf:
+            break
+        k = ia
+        while k < n_jobs and submit[k] == t:
+            k += 1
+        while ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:     # part 1's room rule
+            ht, hk, hkind, hd = events.heap_grow(ht, hk, hkind, hd)
+            heap = (ht, hk, hkind, hd)
+        _advance_clocks(t, clk)
+        trigger = False
+        due = False
+        arrived = 0
+        while ia < n_jobs and submit[ia] == t:       # 1: arrivals
+            _enqueue(q, ctr, ia, n, policy_q == MPFS_SCAN)
+            ia += 1
+            arrived += 1
+            trigger = True
+        while True:                                  # 2-4: packet events and computation ends at t
+            status = spmd.advance(t, True, max_deg, done, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb,
+                                  njbf, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, nheap,
+                                  nctr, nacc)
+            if status != net.NEED_ROOM:
+                break
+            pk = _grow(pk, net.PK_NEXT, nctr, net.C_PKFREE, 2 * max_deg + 16)
+            msg = _grow(msg, net.M_NEXT, nctr, net.C_MFREE, max_deg + 16)
+            msgf = _grow_msgf(msgf, msg.shape[1])
+        for x in range(done[0]):
+            finish_job(done[1 + x], t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+            trigger = True
+        done[0] = 0
+        while ctr[I_HSIZE] > 0 and ht[0] == t:
+            _t, kind, d, ctr[I_HSIZE] = events.heap_pop(ht, hk, hkind, hd, ctr[I_HSIZE])
+            if kind == events.KILL:
+                if np.isnan(end[d]):                 # still running at its estimate
+                    njb[spmd.J_LEFT, d] = spmd.KILLED
+                    finish_job(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    trigger = True
+            elif kind == events.COMPUTE_END:         # not pushed for network jobs (tau = inf)
+                finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                trigger = True
+            elif kind == events.JOB_START:
+                if np.isnan(start[d]) and res[d] == t:
+                    due = True
+                    ctr[I_DUE] += 1
+        ctr[I_ARRIVED] = arrived
+        if trigger:
+            _pass(policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                  rng, alloc_policy)
+        elif due:
+            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                      alloc_policy, policy_q)
+        # 5: SPMD starts of the jobs started at t, in the order the pass started them
+        m = 0
+        for j in range(lo, ia):
+            if start[j] == t and njb[spmd.J_LEFT, j] == spmd.NOT_STARTED:
+                x = m
+                while x > 0 and alloc_ptr[order[x - 1]] > alloc_ptr[j]:
+                    order[x] = order[x - 1]
+                    x -= 1
+                order[x] = j
+                m += 1
+        for x in range(m):
+            j = order[x]
+            need = spmd.job_messages(j, njb)
+            while not net.room(pk, msg, nctr, need):
+                pk = _grow(pk, net.PK_NEXT, nctr, net.C_PKFREE, 2 * need + 16)
+                msg = _grow(msg, net.M_NEXT, nctr, net.C_MFREE, need + 16)
+                msgf = _grow_msgf(msgf, msg.shape[1])
+            spmd.place_from_alloc(j, alloc_ptr[j], nused[j], alloc_node, alloc_k, pr, njb)
+            spmd.start_job(j, t, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb, njbf, t_routing, next_link,
+                           link_dst, link_time, dev, pk, msg, msgf, nheap, nctr, nacc)
+        while lo < ia and not np.isnan(start[lo]):
+            lo += 1
+        _record_state(ctr, clk, total_cores, cl_mask)
+    return 0
+
+
+def simulate(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk, node_speed,
+             queue: str, allocation_policy: str, rng_seed: int, topo: Topology, iters, pattern, comm_seed: int,
+             mean_bytes: float = 65536.0, packet_size: float = 1024.0, header: float = 64.0, t_routing: float = 1e-6,
+             cl_mask: str = "queue_nonempty_and_not_all_idle") -> tuple[Result, spmd.SpmdSim]:
+    """Part 1's ``simulator.simulate`` with every job an SPMD program on ``topo``'s network.
+
+    Extra arguments: per-job ``iters`` and ``pattern`` codes (``spmd.PATTERNS``), the
+    message hash seed, message mean (bytes), packet and header size (bytes), routing time (s).
+    """
+    submit = np.ascontiguousarray(submit, np.float64)
+    nj = submit.size
+    if nj and np.any(np.diff(submit) < 0):
+        raise ValueError("jobs must be sorted by submit time")
+    if queue not in ("fcfs", "mpfs_scan", "easy", "conservative"):
+        raise ValueError(f"queue {queue!r} not one of fcfs, mpfs_scan, easy, conservative")
+    if allocation_policy not in allocation.NAMES:
+        raise ValueError(f"allocation {allocation_policy!r} not one of {', '.join(allocation.NAMES)}")
+    policy_q = ("fcfs", "mpfs_scan", "easy", "conservative").index(queue)
+    alloc_policy = allocation.NAMES.index(allocation_policy)
+    mask = ("queue_nonempty_and_not_all_idle", "queue_nonempty").index(cl_mask)
+    n = np.ascontiguousarray(cores_req, np.int64)
+    cores = np.ascontiguousarray(node_cores, np.int64)
+    speed = np.ascontiguousarray(node_speed, np.float64)
+    p = cores.size
+    if p != topo.n_nodes:
+        raise ValueError(f"{p} nodes but the topology has {topo.n_nodes}")
+    total = int(cores.sum())
+    if nj and n.max() > total:
+        raise ValueError(f"a job asks for {n.max()} cores, the cluster has {total}")
+    # ---- part 1's state, as its simulate() builds it
+    order = allocation.node_order(alloc_policy, speed)
+    rank = np.empty(p, np.int64)
+    rank[order] = np.arange(p)
+    bits = np.zeros((p + 63) // 64, np.uint64)
+    for i in range(p):
+        if cores[i] > 0:
+            allocation.bit_set(bits, rank[i], True)
+    mem = np.ascontiguousarray(node_mem, np.float64)
+    disk = np.ascontiguousarray(node_disk, np.float64)
+    nd = (cores, mem, disk, speed, cores.copy(), mem.copy(), disk.copy(), order, rank, bits, np.empty(p, np.int64))
+    est = np.ascontiguousarray(estimate, np.float64)
+    jb = (submit, n, np.ascontiguousarray(mem_req, np.float64), np.ascontiguousarray(disk_req, np.float64),
+          est, np.full(nj, np.inf))            # tau = inf: part 1 schedules only the kill
+    nan = np.full(nj, np.nan)
+    out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
+           nan.copy(), np.full(nj, np.inf), np.zeros(nj))
+    total_procs = int(n.sum())
+    alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
+    run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
+    heap = events.heap_new(2 * nj + 16)
+    ctr = np.zeros(N_CTR, np.int64)
+    ctr[I_FREE] = total
+    ctr[I_SH_HEAD] = -1
+    acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
+    clk = np.zeros(N_CLK)
+    clk[C_SPEEDFREE] = float((speed * cores).sum())
+    clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
+    clk[C_TPREV] = submit[0] if nj else 0.0
+    prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
+    prof = (prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64))
+    res = nan.copy()
+    dplan = est / speed.min()
+    q = np.zeros(nj + 1, np.int64)
+    rng = np.array([rng_seed], dtype=np.uint64)
+    cand_node = np.zeros(p, np.int64)
+    cand_k = np.zeros(p, np.int64)
+    # ---- the network and the SPMD processes
+    sim = spmd.SpmdSim(topo, n, iters, pattern, tau, speed, comm_seed, mean_bytes, packet_size, header, t_routing)
+    s = sim.net
+    _run_net(policy_q, alloc_policy, mask, total, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+             q, cand_node, cand_k, rng, sim.seed, sim.mean_bytes, sim.payload, sim.node_speed, sim.pr, sim.prf,
+             sim.pi, sim.jb, sim.jbf, s.t_routing, s.next_link, s.link_dst, s.link_time, s.dev, s.lnk, s.pk, s.msg,
+             s.msgf, s.heap, s.ctr, s.acc, sim.done, sim.max_deg, np.zeros(max(nj, 1), np.int64))
+    md = clk[C_MDELTA]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u, m_, d_ = (a / (md * cap) for a, cap in zip(acc[1:], (cores, mem, disk)))
+    result = Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
+                    node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
+                    sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]),
+                    alloc_ptr=alloc[0], alloc_node=alloc[1], alloc_k=alloc[2])
+    return result, sim
