@@ -1,13 +1,19 @@
-"""``workloads.cluster.netsched``: the cluster with its network — a separate code path.
+"""``workloads.cluster.netsched``: the cluster workload with its network (part 2).
 
-Until part 1's numba simulator takes network events, this module couples its job flows
-(``workloads.cluster.flow``: same streams, same jobs) with the packet network and SPMD
-processes of ``spmd.py``, under a scheduler written in Python at job granularity (one
-Python step per event time with an arrival, job end or kill; every packet event runs in
-numba). Queue policies here: ``fcfs`` and ``mpfs_scan`` (backfilling lives only in the
-part 1 kernel). Allocation: part 1's ``first_fit`` rule (cores of nodes in id order), or
-any topology-aware method of ``topo_allocation.py``. Job real times come from the
-simulation; a job still running at ``start + t / min s`` is killed.
+Part 1's job flows (``workloads.cluster.flow``: same streams, same jobs) run as SPMD
+programs on the packet network of ``spmd.py`` / ``network.py``. Two engines:
+
+- part 1's allocation policies (first_fit, best_fit, fastest_first, random_first) with
+  any queue policy run wholly in numba: part 1's event loop with the network merged in
+  (``netsim.py``);
+- the topology-aware methods of ``topo_allocation.py`` (Python, whole idle nodes) run
+  under a scheduler written in Python at job granularity (one Python step per event
+  time with an arrival, job end or kill; every packet event still runs in numba), with
+  ``fcfs`` and ``mpfs_scan``. For first_fit both engines give identical schedules
+  (tested), so the Python scheduler is also an oracle of the kernel.
+
+Job real times come from the simulation; a job still running at ``start + t / min s``
+is killed.
 
 Event order at one time (spec "Simulation"): arrivals, packet events (link ends, then
 routing ends), computation ends, kills, one scheduling pass if anything but packet
@@ -17,23 +23,9 @@ the measured contention.
 
 JD is part 1's ``spread`` metric (distinct nodes / cores requested).
 
-Integration into the part 1 numba kernel (not done: its files were being reworked while
-this was written). What it needs, in ``simulator._run`` / ``bookkeeping.start_job``:
-
-1. a network flag and the ``SpmdSim`` arrays as one more tuple argument of ``_run``;
-2. ``start_job`` with the network on pushes only the KILL at ``start + t / min s`` plus a
-   new event kind NET_START (priority 5) at ``now``, instead of COMPUTE_END;
-3. ``_run``: ``t = min(arrival, own heap, spmd.next_time)``; after the arrivals of ``t``
-   call ``spmd.advance(t, True, …)`` and ``finish_job`` every job it reports (a
-   computation end: trigger the pass); a KILL of a job that already ended is ignored,
-   otherwise it also marks the job killed in the network (``jb[J_LEFT] = KILLED``);
-   NET_START calls ``spmd.place_from_alloc`` then ``spmd.start_job``;
-4. room: ``advance`` can return NEED_ROOM mid-time, so ``_run`` must keep the time's
-   ``trigger`` in a ``ctr`` slot to resume, and the wrapper grows the pools
-   (``NetState.grow``) as it grows the heap; NET_START needs ``job_messages`` room first;
-5. PARAMS of this module (topology … time_scale) in ``cluster/__init__.py``, and the
-   test ``test_delay_free_star_reproduces_part1_schedule`` pointed at the kernel, for
-   every queue policy including EASY and conservative.
+Still to do for a full integration: topology-aware methods as numba allocation
+policies inside part 1's ``allocation.choose`` (then backfilling works with them too),
+and this module's parameters merged into ``cluster/__init__.py``.
 
 Random streams: part 1's four, in its order; stream 2 (communication) gives, per job,
 ``iters ~ U{1 … iters_max}`` (n draws), the pattern (n draws, used when
@@ -47,20 +39,26 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs, substreams
-from . import PARAMS as CLUSTER_PARAMS, flow as make_flow
+from .._contract import Metric, Param, empty_outputs, substream_seeds, substreams
+from . import PARAMS as CLUSTER_PARAMS, check_params as cluster_check_params, flow as make_flow
 from . import comm_metrics, topo_allocation, topology
 from . import network as net
 from . import spmd
 from .metrics import METRICS as CLUSTER_METRICS, REASONS, compute, offered_load
 from .simulator import Result
 
-ALLOCATIONS = ("first_fit",) + tuple(topo_allocation.METHODS)
+from .allocation import NAMES as PART1_ALLOCATIONS
+from .bookkeeping import QUEUE_NAMES
+from . import netsim
+
+ALLOCATIONS = tuple(PART1_ALLOCATIONS) + tuple(topo_allocation.METHODS)
 _SKIP = {"queue", "allocation", "source", "trace", "trace_max_procs", "trace_load"}
 
 PARAMS = tuple(p for p in CLUSTER_PARAMS if p.name not in _SKIP) + (
-    Param("queue", "str", "mpfs_scan", "queue policy of this code path", choices=("fcfs", "mpfs_scan")),
-    Param("allocation", "str", "first_fit", "allocation: first_fit or a topology-aware method", choices=ALLOCATIONS),
+    Param("queue", "str", "mpfs_scan", "queue policy (topology-aware allocation: fcfs or mpfs_scan only)",
+          choices=QUEUE_NAMES),
+    Param("allocation", "str", "first_fit", "allocation: part 1's policies (numba kernel, netsim.py) or a "
+          "topology-aware method (Python scheduler)", choices=ALLOCATIONS),
     Param("topology", "str", "fat_tree", "interconnect", choices=topology.KINDS),
     Param("topology_size", "floats", (), "sizes: star (p); fat_tree (leaves, per_leaf, spines); torus (k1, k2[, k3]); "
           "kary_ntree (k, n); empty = the spec's default for 64 nodes"),
@@ -104,6 +102,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         return [f"layout {params.get('layout')!r} is not kind[:AxBxC] with integer sizes"]
     if p["topology"] not in topology.KINDS:
         return [f"layout {params.get('layout')!r}: topology {p['topology']!r} not one of {', '.join(topology.KINDS)}"]
+    errors += cluster_check_params(p)             # part 1's rules (memory/disk bounds, backfilling)
     if p["header"] >= p["packet_size"]:
         errors.append(f"header ({p['header']}) must be smaller than packet_size ({p['packet_size']})")
     alloc = p["allocation"]
@@ -112,9 +111,12 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     except (ValueError, TypeError) as e:
         errors.append(f"topology {p['topology']!r} with topology_size {list(p['topology_size'])}: {e}")
     else:
-        kinds = topo_allocation.METHODS[alloc][1] if alloc != "first_fit" else topology.KINDS
+        kinds = topo_allocation.METHODS[alloc][1] if alloc in topo_allocation.METHODS else topology.KINDS
         if topo.kind not in kinds:
             errors.append(f"allocation {alloc!r} works on topology {', '.join(kinds)}, not {p['topology']!r}")
+        if alloc in topo_allocation.METHODS and p["queue"] not in ("fcfs", "mpfs_scan"):
+            errors.append(f"queue {p['queue']!r} with allocation {alloc!r}: topology-aware methods run in the "
+                          "Python scheduler, which has fcfs and mpfs_scan only")
         if topo.n_nodes != p["nodes"]:
             errors.append(f"topology {p['topology']!r} {list(p['topology_size'])} has {topo.n_nodes} nodes, "
                           f"nodes = {p['nodes']}")
@@ -301,13 +303,32 @@ def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolo
     return res, sim, allocs, wall
 
 
+def simulate_kernel(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topology, alloc_seed: int):
+    """Part 1's allocation policies: the whole replication in the numba kernel (``netsim``)."""
+    wall = time.perf_counter()
+    res, sim = netsim.simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores,
+                               f.node_mem, f.node_disk, f.node_speed, p["queue"], p["allocation"], alloc_seed, topo,
+                               comm[0], comm[1], comm[2], p["message_mean"], p["packet_size"], p["header"],
+                               p["t_routing"], p["cl_mask"])
+    wall = time.perf_counter() - wall
+    allocs = [None if np.isnan(res.start[j]) else
+              np.repeat(res.alloc_node[res.alloc_ptr[j]:res.alloc_ptr[j] + res.nodes_used[j]],
+                        res.alloc_k[res.alloc_ptr[j]:res.alloc_ptr[j] + res.nodes_used[j]])
+              for j in range(f.submit.size)]
+    return res, sim, allocs, wall
+
+
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     p = _with_defaults(params)
     topo = _topology(p)
     out = empty_outputs(METRICS, len(seeds))
     for r, seed in enumerate(seeds):
         f, comm = replication_inputs(p, int(seed))
-        res, sim, allocs, wall = simulate_network(p, f, comm, topo)
+        alloc_seed = int(substream_seeds(int(seed), 4)[3])
+        if p["allocation"] in topo_allocation.METHODS:
+            res, sim, allocs, wall = simulate_network(p, f, comm, topo)
+        else:
+            res, sim, allocs, wall = simulate_kernel(p, f, comm, topo, alloc_seed)
         values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores, p["bsld_threshold"])
         values["dropped_jobs"] = values["dropped_too_large"] = 0.0
         values["offered_load"] = offered_load(f.cores_req, f.tau, f.submit, f.node_speed, f.node_cores)
