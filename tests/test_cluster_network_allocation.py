@@ -118,9 +118,10 @@ def test_delay_free_star_reproduces_part1_schedule(queue, speeds):
     assert np.isclose(res.cl_integral, ref.cl_integral, rtol=1e-12)
 
 
-def test_run_batch_reproducible_and_network_costs_time():
+@pytest.mark.parametrize("engine", [dict(allocation="mc"), dict(allocation="first_fit", queue="easy")])
+def test_run_batch_reproducible_and_network_costs_time(engine):
     p = dict(jobs=40, nodes=16, cores=2, topology="torus", topology_size=[4, 4], iters_max=3, message_mean=3000.0,
-             allocation="mc")
+             **engine)
     seeds = np.array([3, 4], np.uint64)
     a, b = NS.run_batch(p, seeds), NS.run_batch(p, seeds)
     for m in NS.METRICS:
