@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from workloads.cluster import flow, simulate, substreams
+from workloads.cluster import flow, simulate
 from workloads.cluster import netsched as NS, network, topo_allocation as A, topology as T
 
 TOPOS = {"torus": T.torus((4, 4)), "star": T.star(16), "fat_tree": T.fat_tree(4, 4, 2), "kary_ntree": T.kary_ntree(2, 4)}

@@ -44,7 +44,7 @@ from . import PARAMS as CLUSTER_PARAMS, check_params as cluster_check_params, fl
 from . import comm_metrics, topo_allocation, topology
 from . import network as net
 from . import spmd
-from .metrics import METRICS as CLUSTER_METRICS, REASONS, compute, offered_load
+from .metrics import METRICS as CLUSTER_METRICS, REASONS, compute, offered_load  # REASONS: this workload's too
 from .simulator import Result
 
 from .allocation import NAMES as PART1_ALLOCATIONS

@@ -24,8 +24,8 @@ import numpy as np
 from . import allocation, events, profile
 from . import network as net
 from . import spmd
-from .bookkeeping import (C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, CONSERVATIVE, EASY,
-                          FCFS, I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_Q, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK,
+from .bookkeeping import (C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV,
+                          I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_Q, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK,
                           N_CTR, _advance_clocks, _record_state, finish_job)
 from .queue_policies import start_due
 from .simulator import Result, _enqueue, _pass

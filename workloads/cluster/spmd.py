@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from . import network as net
