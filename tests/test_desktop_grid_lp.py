@@ -1,13 +1,16 @@
 """desktop_grid allocation LP: lambda* against scipy's linprog and the pulp statement,
-vertex zero counts, maximal support of the robust solution."""
+vertex zero counts, maximal support of the robust solution; the numba simplex
+(``lp_solver = simplex``) against linprog and the HiGHS path."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from workloads.desktop_grid.lp import AllocationLP, max_support, solve_pulp, z0
+from workloads import desktop_grid as dg
+from workloads.desktop_grid.lp import AllocationLP, max_support, solve_pulp, solve_states, z0
 
 
 def linprog_lambda(mu, alpha, available):
@@ -115,3 +118,133 @@ def test_warm_resolves_match_cold_solves():
         got = warm.solve(available, a).lambda_star
         cold = AllocationLP(mu * a[None, :], alpha).solve(available).lambda_star
         assert abs(got - cold) <= 1e-9 * cold
+
+
+# --------------------------------------------------------------------------- numba simplex
+def _state_sequence(rng, m, k):
+    """k states over m machines: availability ~80%, CPU estimates in [0.3, 1]; -1 = down."""
+    states = np.where(rng.random((k, m)) < 0.8, rng.uniform(0.3, 1.0, (k, m)), -1.0)
+    for r in range(k):
+        if not (states[r] >= 0).any():
+            states[r, rng.integers(m)] = rng.uniform(0.3, 1.0)
+    return states
+
+
+def _assert_optimal_vertex(mu_eff, alpha, available, lam, delta, n_zeros, support, zero_tol=1e-7):
+    """lambda* = linprog's; delta feasible, attains it; the zero count is that of delta."""
+    ref = linprog_lambda(mu_eff, alpha, available)
+    assert abs(lam - ref) <= 1e-9 * max(1.0, ref)
+    assert (delta >= 0).all() and (delta.sum(axis=0) <= 1 + 1e-9).all()
+    assert (delta[:, ~available] == 0).all()
+    assert ((delta * mu_eff).sum(axis=1) >= lam * alpha * (1 - 1e-9)).all()
+    eps = zero_tol * delta.max()
+    assert (support == ((delta > eps) & available[None, :])).all()
+    assert n_zeros == mu_eff.shape[0] * available.sum() - support.sum()
+    assert n_zeros >= z0(mu_eff.shape[0], int(available.sum()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(grids(grouped=True))
+def test_simplex_matches_highs_and_linprog_on_state_sequences(case):
+    """A warm-started sequence of states, one state per call: the simplex's lambda* equals
+    linprog's and HiGHS's, its vertex is feasible and optimal, 'search' keeps exactly z0 zeros
+    unless all tries ran. With no two proportional machines (unique optimum) both solvers
+    return the same support and zero count, state by state (so the same random draws)."""
+    mu, alpha, _, rng = case
+    n, m = mu.shape
+    states = _state_sequence(rng, m, 5)
+    seed = int(rng.integers(2**32))
+    fast = AllocationLP(mu, alpha, solver="simplex", rng=np.random.default_rng(seed))
+    ref = AllocationLP(mu, alpha, solver="highs", rng=np.random.default_rng(seed))
+    generic = np.unique(mu, axis=1).shape[1] == m
+    for state in states:
+        available = state >= 0
+        a = np.where(available, state, 1.0)
+        searched = fast.search_solves
+        got = fast.solve(available, a)
+        want = ref.solve(available, a)
+        _assert_optimal_vertex(mu * a, alpha, available, got.lambda_star, got.delta, got.n_zeros, got.support)
+        assert got.z0 == want.z0
+        assert abs(got.lambda_star - want.lambda_star) <= 1e-9 * want.lambda_star
+        if got.n_zeros > got.z0:
+            assert fast.search_solves - searched == fast.tries     # gave up only after every try
+        if generic:
+            assert (got.support == want.support).all() and got.n_zeros == want.n_zeros
+
+
+@settings(max_examples=40, deadline=None)
+@given(grids())
+def test_simplex_search_gives_exactly_z0_zeros_on_generic_instances(case):
+    mu, alpha, available, rng = case
+    n, m_av = mu.shape[0], int(available.sum())
+    search = AllocationLP(mu, alpha, solver="simplex", rng=rng).solve(available)
+    assert search.n_zeros == search.z0 == z0(n, m_av)
+    accept = AllocationLP(mu, alpha, solver="simplex", degenerate="accept").solve(available)
+    assert accept.n_zeros >= accept.z0
+
+
+def test_simplex_one_call_equals_state_by_state_and_cold_solves():
+    """solve_states over 60 states in one compiled call (a state with no machine included)
+    gives, for every state, linprog's lambda* and an optimal vertex; and the same results as
+    the same kernel called one state at a time."""
+    rng = np.random.default_rng(7)
+    mu = np.repeat(rng.gamma(1.0, 1.0, (4, 5)), 3, axis=1)       # groups: degenerate faces
+    alpha = rng.uniform(0.5, 2.0, 4)
+    states = _state_sequence(rng, 15, 60)
+    states[17] = -1.0
+    sol, counts = solve_states(mu, alpha, states, np.random.default_rng(1), keep_delta=True)
+    one = AllocationLP(mu, alpha, solver="simplex", rng=np.random.default_rng(1))
+    for k, state in enumerate(states):
+        available = state >= 0
+        a = np.where(available, state, 1.0)
+        single = one.solve(available, a)
+        assert sol.lambda_star[k] == single.lambda_star and (sol.delta[k] == single.delta).all()
+        if k == 17:
+            assert sol.lambda_star[k] == 0 and sol.elig[k].sum() == 0
+            continue
+        _assert_optimal_vertex(mu * a, alpha, available, sol.lambda_star[k], sol.delta[k],
+                               sol.n_zeros[k], sol.elig[k].astype(bool))
+    assert counts["solves"] == one.solves >= 59
+
+
+def test_simplex_degenerate_two_identical_machines():
+    """One class, two identical machines: lambda* = 2, both machines at delta = 1 (z0 = 0)."""
+    sol = AllocationLP(np.array([[1.0, 1.0]]), np.array([1.0]), solver="simplex").solve()
+    assert sol.lambda_star == pytest.approx(2.0, rel=1e-12) and sol.z0 == 0 and sol.n_zeros == 0
+    assert np.allclose(sol.delta, 1.0)
+
+
+def test_simplex_rejects_robust_and_unknown_solver():
+    mu, alpha = np.ones((2, 3)), np.ones(2)
+    with pytest.raises(ValueError, match="robust"):
+        AllocationLP(mu, alpha, method="robust", solver="simplex")
+    with pytest.raises(ValueError, match="lp_solver 'cplex'"):
+        AllocationLP(mu, alpha, solver="cplex")
+
+
+def test_lp_solvers_give_identical_replications_on_a_generic_system(tmp_path):
+    """No two proportional machines (unique optimal vertices): lpas_dg with lp_solver simplex
+    and highs gives the same replication, every non-timing metric equal (lambda* to
+    rounding), with estimation errors so that CPU estimates change too."""
+    rng = np.random.default_rng(11)
+    mu = rng.gamma(2.0, 0.5, (3, 8)) + 0.05
+    path = tmp_path / "rates.csv"
+    np.savetxt(path, mu, delimiter=",")
+    alpha = 0.6 * max_throughput_of(mu) * np.array([0.5, 0.3, 0.2])
+    base = dg.default_params(system="custom", rates_file=str(path), alpha=tuple(alpha), policy="lpas_dg",
+                             failures="exponential", fail_rate=0.05, down_mean=3.0, horizon=400.0,
+                             estimation_error=0.3)
+    seeds = np.array([3, 4], dtype=np.uint64)
+    fast = dg.run_batch({**base, "lp_solver": "simplex"}, seeds)
+    ref = dg.run_batch({**base, "lp_solver": "highs"}, seeds)
+    assert (fast["lp_keys"] > 20).all()
+    for metric in dg.METRICS:
+        if metric.name == "lambda_star":      # two solvers: equal to rounding
+            np.testing.assert_allclose(fast[metric.name], ref[metric.name], rtol=1e-12)
+        elif not metric.timing:
+            np.testing.assert_array_equal(fast[metric.name], ref[metric.name], err_msg=metric.name)
+
+
+def max_throughput_of(mu):
+    from workloads.desktop_grid.lp import max_throughput
+    return max_throughput(mu, np.ones(mu.shape[0]) / mu.shape[0]) / mu.shape[0]

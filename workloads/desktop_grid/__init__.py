@@ -16,7 +16,8 @@ which tasks a policy had running).
 With a CPU chain (``cpu = markov``) every policy, and the LP, uses ``a_j`` = the stationary
 mean of machine j's chain (source, for the LP); the true level only drives the work.
 The LP is solved before the kernel runs, once per distinct (available set, estimates) key
-of the precomputed availability timeline (see ``policies.py``, ``timeline.py``).
+of the precomputed availability timeline (see ``policies.py``, ``timeline.py``), by the
+numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``).
 """
 from __future__ import annotations
 
@@ -83,6 +84,11 @@ PARAMS = (
     Param("degenerate", "str", "search", "degenerate LP vertex: search (random objectives for "
           "exactly NM+1-N-M zeros) or accept", choices=("search", "accept")),
     Param("degenerate_tries", "int", 20, "random objectives tried by the degenerate search", low=0),
+    Param("lp_solver", "str", "simplex", "solver of lpas_dg's vertex LP: simplex (dense numba "
+          "simplex, all states of a replication in one call) or highs (highspy, one re-solve per "
+          "state); same LP and degenerate rule, but where the optimal vertex is not unique they "
+          "may pick different optimal vertices; lpas_dg_robust always uses HiGHS",
+          choices=("simplex", "highs")),
     Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
           low=0.0, high=0.1),
     Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "
@@ -104,7 +110,7 @@ METRICS = (
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
     Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
-    Metric("lp_solves", "solves", "HiGHS solves (search and robust runs included, robust runs "
+    Metric("lp_solves", "solves", "LP solves (search and robust runs included, robust runs "
            "found in the process-wide cache counted too)"),
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
@@ -262,7 +268,8 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
     if lp_policy:
         chg_key, states = lp_keys(tl, view0, chg_view)
         table = lp_eligibility(p["policy"], sysm.mu_nom, alpha, states, alg_rng,
-                               p["degenerate"], p["degenerate_tries"], p["zero_tol"])
+                               p["degenerate"], p["degenerate_tries"], p["zero_tol"],
+                               p["lp_solver"])
     else:
         chg_key = np.zeros(tl.time.size, np.int64)
         table = all_eligible(n, m)

@@ -10,10 +10,22 @@ Two ways to state and solve it:
 * :func:`pulp_problem` / :func:`solve_pulp` state it with pulp and solve it with HiGHS
   through pulp: the reference statement (tests compare the fast path against it). It costs
   several milliseconds per solve in model building, too much for thousands of solves.
-* :class:`AllocationLP` is the fast path used by the simulator: one persistent ``highspy``
-  model over all M machines per replication; an unavailable machine's columns are fixed to
-  0 and a changed CPU estimate changes that machine's coefficients, so every re-solve is a
-  warm-started dual simplex from the previous basis (about 0.1 ms for 4 x 30).
+* :class:`AllocationLP` is the re-solvable model used by the simulator, with two solvers
+  (``solver``, the workload parameter ``lp_solver``):
+
+  - ``simplex`` (default for ``lpas_dg``): the dense numba simplex of :mod:`.simplex`, in
+    which every state change is a right-hand-side change, so each re-solve is a
+    warm-started dual simplex of a few pivots (a few microseconds for 4 x 30);
+    :func:`solve_states` solves all states of a replication in one compiled call;
+  - ``highs``: one persistent ``highspy`` model over all M machines per replication; an
+    unavailable machine's columns are fixed to 0 and a changed CPU estimate changes that
+    machine's coefficients, so every re-solve is a warm-started dual simplex from the
+    previous basis (about 0.1 ms for 4 x 30, in Python). ``lpas_dg_robust`` always uses it.
+
+  Both apply the spec's degenerate-vertex rule the same way (same random objectives from
+  the same draws). Where the optimal vertex is unique the two give the same support; where
+  the optimal face has several vertices (groups of identical or proportional machines)
+  they may return different optimal vertices, each meeting the rule.
 
 Variable order: ``delta[i, j]`` at column ``i*M + j``, ``lambda`` last. Rows: N class rows,
 then M machine rows.
@@ -29,7 +41,10 @@ import highspy
 import numpy as np
 import pulp
 
+from . import simplex as _sx
+
 ZERO_TOL = 1e-7
+LP_SOLVERS = ("simplex", "highs")
 # lambda >= lambda*(1 - OPT_SLACK) on the optimal face. The spec says 1e-9, but that slack
 # lets entries that are 0 on the face reach ~1e-7 of max delta, the size of zero_tol, so a
 # smaller slack keeps the two apart (HiGHS feasibility tolerance absorbs the rounding).
@@ -159,15 +174,22 @@ class AllocationLP:
     ``search`` looks for a vertex with exactly ``z0`` zeros by random objectives drawn from
     ``rng``, ``accept`` keeps the first) or ``robust`` (interior point without crossover,
     maximal support; falls back to the vertex when that support is complete).
+    ``solver``: ``highs`` (default here) or ``simplex`` (numba, vertex only; see the module
+    docstring).
     One object per replication: the warm basis makes the chosen vertex depend on the
     order of solves, which is fixed by the replication's seed.
     """
 
     def __init__(self, mu_nom: np.ndarray, alpha: np.ndarray, method: str = "vertex",
                  degenerate: str = "search", tries: int = 20, zero_tol: float = ZERO_TOL,
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None, solver: str = "highs") -> None:
         if method not in ("vertex", "robust"):
             raise ValueError(f"method {method!r}: allowed 'vertex' or 'robust'")
+        if solver not in LP_SOLVERS:
+            raise ValueError(f"lp_solver {solver!r}: allowed {', '.join(map(repr, LP_SOLVERS))}")
+        if solver == "simplex" and method == "robust":
+            raise ValueError("lp_solver 'simplex' gives vertex solutions only; the robust "
+                             "(interior-point) solution needs lp_solver 'highs'")
         if degenerate not in ("search", "accept"):
             raise ValueError(f"degenerate {degenerate!r}: allowed 'search' or 'accept'")
         self.mu_nom = np.ascontiguousarray(mu_nom, float)
@@ -177,8 +199,12 @@ class AllocationLP:
         self.n, self.m = self.mu_nom.shape
         self.method, self.degenerate, self.tries, self.zero_tol = method, degenerate, tries, zero_tol
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self._lp = _highs_model(self.mu_nom, self.alpha)
-        self._h = _new_highs(self._lp)
+        self.solver = solver
+        if solver == "simplex":
+            self._sx = _SimplexModel(self.mu_nom, self.alpha)
+        else:
+            self._lp = _highs_model(self.mu_nom, self.alpha)
+            self._h = _new_highs(self._lp)
         self._ipm = _new_highs(self._lp, ipm=True) if method == "robust" else None
         self._avail = np.ones(self.m, bool)
         self._a = np.ones(self.m)
@@ -225,6 +251,8 @@ class AllocationLP:
         """Solve over ``available`` (bool (M,), default all) with CPU factors ``a`` (default 1)."""
         available = np.ones(self.m, bool) if available is None else np.asarray(available, bool)
         a = np.ones(self.m) if a is None else np.asarray(a, float)
+        if self.solver == "simplex":
+            return self._solve_simplex(available, a)
         self._update(available, a)
         if not available.any():
             return _solution(0.0, np.zeros((self.n, self.m)), available, self.zero_tol)
@@ -238,6 +266,14 @@ class AllocationLP:
                 return robust
             self.robust_fallbacks += 1
         return vertex
+
+    def _solve_simplex(self, available: np.ndarray, a: np.ndarray) -> LPSolution:
+        state = np.where(available, a, -1.0)[None, :]
+        t = self._sx.solve(state, self.rng, self.degenerate == "search", self.tries,
+                           self.zero_tol, keep_delta=True)
+        self.solves, self.search_solves = self._sx.solves, self._sx.search_solves
+        return LPSolution(float(t.lambda_star[0]), t.delta[0], t.elig[0].astype(bool),
+                          int(t.n_zeros[0]), int(t.z0[0]))
 
     @contextmanager
     def _with_optimal_face(self, lam: float, h: highspy.Highs):
@@ -293,6 +329,73 @@ class AllocationLP:
         if n_zeros == 0:
             return None
         return LPSolution(lam_vertex, delta, support.copy(), n_zeros, z0(self.n, n_av))
+
+
+@dataclass
+class StateSolutions:
+    """Vertex solutions of a sequence of states (see :func:`solve_states`)."""
+
+    elig: np.ndarray          # (K, N, M) uint8: support of the chosen vertex
+    lambda_star: np.ndarray   # (K,)
+    n_zeros: np.ndarray       # (K,) int64
+    z0: np.ndarray            # (K,) int64
+    delta: np.ndarray         # (K, N, M), or (1, N, M) (last state) unless keep_delta
+
+
+class _SimplexModel:
+    """Scaled LP and warm tableau of the numba simplex (:mod:`.simplex`) for one replication."""
+
+    def __init__(self, mu_nom: np.ndarray, alpha: np.ndarray) -> None:
+        self.n, self.m = mu_nom.shape
+        self.A, self.cost = _sx.build_matrix(mu_nom, alpha)
+        self.ptr, self.row, self.val = _sx.compressed_columns(self.A)
+        self.has_alpha = np.asarray(alpha, float) > 0
+        self.work = _sx.new_state(self.n, self.m)
+        self.counts = np.zeros(5, np.int64)
+
+    @property
+    def solves(self) -> int:
+        return int(self.counts[_sx.C_SOLVES])
+
+    @property
+    def search_solves(self) -> int:
+        return int(self.counts[_sx.C_SEARCH])
+
+    def solve(self, states: np.ndarray, rng: np.random.Generator, search: bool, tries: int,
+              zero_tol: float, keep_delta: bool = False) -> StateSolutions:
+        states = np.ascontiguousarray(states, float)
+        k, n, m = states.shape[0], self.n, self.m
+        if states.shape[1] != m:
+            raise ValueError(f"states have {states.shape[1]} machines, the LP has {m}")
+        out = StateSolutions(np.zeros((k, n, m), np.uint8), np.zeros(k), np.zeros(k, np.int64),
+                             np.zeros(k, np.int64), np.zeros((k if keep_delta else 1, n, m)))
+        w = self.work
+        bad = _sx.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
+                               states, w["Binv"], w["xb"], w["d"], w["head"], w["pos"],
+                               w["istate"], w["bcur"], bool(search), int(tries),
+                               float(zero_tol), OPT_SLACK, rng, out.elig, out.delta,
+                               out.lambda_star, out.n_zeros, out.z0, self.counts)
+        if bad >= 0:
+            raise RuntimeError(f"allocation LP (lp_solver 'simplex'): no certified optimum for "
+                               f"state {bad} (estimates {states[bad].tolist()}); use lp_solver 'highs'")
+        return out
+
+
+def solve_states(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray, rng: np.random.Generator,
+                 degenerate: str = "search", tries: int = 20, zero_tol: float = ZERO_TOL,
+                 keep_delta: bool = False) -> tuple[StateSolutions, dict]:
+    """Vertex solutions of every state (row: estimate of each available machine, -1 if not
+    available), in order, warm-started, in one compiled call of the numba simplex. Same
+    degenerate rule and random draws as ``AllocationLP(..., solver="highs")`` solving the
+    states one by one. Returns the solutions and counters (solves, search_solves, pivots,
+    refactors)."""
+    if degenerate not in ("search", "accept"):
+        raise ValueError(f"degenerate {degenerate!r}: allowed 'search' or 'accept'")
+    model = _SimplexModel(np.ascontiguousarray(mu_nom, float), np.asarray(alpha, float))
+    out = model.solve(states, rng, degenerate == "search", tries, zero_tol, keep_delta)
+    c = model.counts
+    return out, {"solves": int(c[_sx.C_SOLVES]), "search_solves": int(c[_sx.C_SEARCH]),
+                 "pivots": int(c[_sx.C_PIVOTS]), "refactors": int(c[_sx.C_REFACTORS])}
 
 
 def max_support(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lp import ZERO_TOL, AllocationLP
+from .lp import ZERO_TOL, AllocationLP, solve_states
 from .simulator import POLICY_CODE
 
 POLICIES = tuple(POLICY_CODE)
@@ -47,11 +47,19 @@ def all_eligible(n: int, m: int) -> EligibilityTable:
 
 def lp_eligibility(policy: str, mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray,
                    rng: np.random.Generator, degenerate: str = "search", tries: int = 20,
-                   zero_tol: float = ZERO_TOL) -> EligibilityTable:
+                   zero_tol: float = ZERO_TOL, lp_solver: str = "simplex") -> EligibilityTable:
     """Solve the LP for every state (row: estimate of each available machine, -1 if not
-    available) and threshold its support into eligibility."""
+    available) and threshold its support into eligibility. ``lp_solver``: ``simplex`` (all
+    states in one numba call) or ``highs`` (one highspy re-solve per state); the robust
+    policy always uses HiGHS (interior point)."""
     t0 = time.perf_counter()
     n, m = mu_nom.shape
+    if policy == "lpas_dg" and lp_solver == "simplex":
+        sol, counts = solve_states(mu_nom, alpha, states, rng, degenerate, tries, zero_tol)
+        return EligibilityTable(sol.elig, sol.lambda_star, sol.n_zeros, sol.z0, counts["solves"],
+                                0, 0, time.perf_counter() - t0)
+    if lp_solver not in ("simplex", "highs"):
+        raise ValueError(f"lp_solver {lp_solver!r}: allowed 'simplex' or 'highs'")
     method = "robust" if policy == "lpas_dg_robust" else "vertex"
     lp = AllocationLP(mu_nom, alpha, method=method, degenerate=degenerate, tries=tries,
                       zero_tol=zero_tol, rng=rng)

@@ -1,0 +1,556 @@
+"""A small dense simplex in numba for the allocation LP of ``lpas_dg`` (``lp_solver = simplex``).
+
+The LP of one state (available set, CPU estimates ``a``) is solved in the scaled variables
+``y[i, j] = delta[i, j] * a[j]`` (time fraction times CPU share):
+
+    maximise lambda
+    s.t.  -sum_j (mu_nom[i, j] / alpha[i]) y[i, j] + lambda + t_i = 0     class rows
+           sum_i y[i, j] + s_j = b_j                                      machine rows
+           y, lambda, t, s >= 0
+
+with ``b_j = a_j`` for an available machine and ``b_j = 0`` for an unavailable one. The
+matrix never changes: a failure, a repair or a new CPU estimate only changes the right-hand
+side, so the optimal basis of the previous state stays dual feasible and the next state is
+a warm-started dual simplex of a few pivots. ``delta = y / a`` maps feasible sets, vertices
+and zero patterns one to one (``a_j > 0``), so vertices with exactly ``NM+1-N-M`` zeros are
+the same as in the unscaled LP. (A class with ``alpha_i = 0`` has no lambda term; its row is
+scaled by its largest rate instead.)
+
+Revised simplex with the basis inverse ``B^-1`` kept explicitly ((N+M)^2) over all M
+machines (N+M rows, NM+1+N+M columns, the matrix in compressed columns): a new right-hand
+side costs one (N+M)^2 product, a pivot one row of ``B^-1 A``, one column and a rank-one
+update. ``B^-1`` is rebuilt from the original matrix every ``REFACTOR`` pivots, and every
+solution is certified against the original data (primal residual, dual feasibility of
+``c - yA``, duality gap); a failed certificate rebuilds ``B^-1`` and solves again, then
+restarts from the slack basis (Bland's rule after a run of degenerate pivots prevents
+cycling).
+
+Degenerate vertices (more than ``z0 = N*M_av + 1 - N - M_av`` zeros) follow the spec's
+``search`` rule exactly as the HiGHS path does: ``lambda >= lambda*(1 - opt_slack)``,
+minimise ``sum r_ij delta_ij`` with ``r ~ U(0, 1)`` drawn as ``rng.random(N*M)`` per try (all
+machines, row-major, the HiGHS path's draws), up to ``tries`` times, keep the first vertex
+with exactly z0 zeros, else the one with the fewest. The basis of the max-lambda optimum
+is restored after the search, so the next state starts dual feasible.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+PTOL = 1e-9        # primal feasibility (scaled units: y <= 1, lambda in multiples of alpha)
+DTOL = 1e-9        # dual feasibility (reduced costs)
+PIVTOL = 1e-9      # smallest pivot element accepted
+CERT_TOL = 1e-8    # certificate: residuals, dual infeasibility, duality gap (relative)
+REFACTOR = 64      # pivots between rebuilds of B^-1 (at least 2 (N+M): a rebuild costs (N+M)^3)
+BLAND_AFTER = 30   # consecutive degenerate primal pivots before Bland's rule
+
+# istate slots
+_I_INIT, _I_PIVOTS = 0, 1
+# counts slots
+C_SOLVES, C_SEARCH, C_FAILED, C_PIVOTS, C_REFACTORS = 0, 1, 2, 3, 4
+
+
+def build_matrix(mu_nom: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The constraint matrix ``[A | I]`` (N+M, NM+1+N+M) of the scaled LP and the max-lambda
+    cost vector (minimise ``-lambda``). Column ``i*M + j`` = y[i, j], then lambda, the N
+    class slacks and the M machine slacks."""
+    n, m = mu_nom.shape
+    nv = n * m
+    ncol = nv + 1 + n + m
+    a_mat = np.zeros((n + m, ncol))
+    for i in range(n):
+        if alpha[i] > 0:
+            scale = alpha[i]
+            a_mat[i, nv] = 1.0
+        else:
+            top = float(np.max(mu_nom[i])) if m else 0.0
+            scale = top if top > 0 else 1.0
+        a_mat[i, i * m:(i + 1) * m] = -mu_nom[i] / scale
+        a_mat[i, nv + 1 + i] = 1.0
+    for j in range(m):
+        a_mat[n + j, j:nv:m] = 1.0
+        a_mat[n + j, nv + 1 + n + j] = 1.0
+    cost = np.zeros(ncol)
+    cost[nv] = -1.0
+    return a_mat, cost
+
+
+def compressed_columns(a_mat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ptr, row, val)`` of the nonzeros of ``a_mat`` by column."""
+    nz = a_mat.T != 0.0
+    ptr = np.r_[0, np.cumsum(nz.sum(axis=1))].astype(np.int64)
+    cols, rows = np.nonzero(nz)
+    return ptr, rows.astype(np.int64), a_mat[rows, cols].astype(float)
+
+
+def new_state(n: int, m: int) -> dict:
+    """Work arrays of one warm-started solver (basis, its inverse, values, reduced costs)."""
+    nr, ncol = n + m, n * m + 1 + n + m
+    return dict(Binv=np.zeros((nr, nr)), xb=np.zeros(nr), d=np.zeros(ncol),
+                head=np.zeros(nr, np.int64), pos=np.full(ncol, -1, np.int64), bcur=np.zeros(nr),
+                istate=np.zeros(2, np.int64))
+
+
+# --------------------------------------------------------------------------- revised simplex kernels
+# The basis inverse ``Binv`` (nr, nr) is kept explicitly; the constraint matrix is used in
+# compressed columns (``ptr``, ``row``, ``val``): a pivot costs one row of ``Binv A`` (about
+# 2NM products), one column ``Binv a_k`` and a rank-one update of ``Binv`` (nr^2).
+@numba.njit(cache=True)
+def _row_of_binv_a(Binv, r, ptr, row, val, out):
+    """``out[c] = (Binv A)[r, c]`` for every column c."""
+    for c in range(ptr.shape[0] - 1):
+        s = 0.0
+        for p in range(ptr[c], ptr[c + 1]):
+            s += Binv[r, row[p]] * val[p]
+        out[c] = s
+
+
+@numba.njit(cache=True)
+def _col_of_binv_a(Binv, k, ptr, row, val, out):
+    """``out = Binv a_k``."""
+    nr = Binv.shape[0]
+    for i in range(nr):
+        out[i] = 0.0
+    for p in range(ptr[k], ptr[k + 1]):
+        q, v = row[p], val[p]
+        for i in range(nr):
+            out[i] += Binv[i, q] * v
+
+
+@numba.njit(cache=True)
+def _pivot(Binv, xb, d, head, pos, r, k, w, alpha_r, cols):
+    """Basis change: column k enters in row r. ``w = Binv a_k`` and ``alpha_r = (Binv A)[r]``
+    taken before the change; ``cols`` is scratch (nr,) int64."""
+    nr = Binv.shape[0]
+    piv = w[r]
+    step = xb[r] / piv
+    for i in range(nr):
+        xb[i] -= step * w[i]
+    xb[r] = step
+    inv = 1.0 / piv
+    nnz = 0                       # rows of B^-1 are sparse here: update their nonzeros only
+    for c in range(nr):
+        v = Binv[r, c]
+        if v != 0.0:
+            Binv[r, c] = v * inv
+            cols[nnz] = c
+            nnz += 1
+    for i in range(nr):
+        if i != r:
+            f = w[i]
+            if f != 0.0:
+                for q in range(nnz):
+                    c = cols[q]
+                    Binv[i, c] -= f * Binv[r, c]
+    dstep = d[k] / alpha_r[k]
+    if dstep != 0.0:
+        for c in range(d.shape[0]):
+            if pos[c] < 0:
+                d[c] -= dstep * alpha_r[c]
+    d[head[r]] = -dstep
+    d[k] = 0.0
+    pos[head[r]] = -1
+    head[r] = k
+    pos[k] = r
+
+
+@numba.njit(cache=True)
+def _slack_basis(Binv, head, pos, slack0):
+    nr = Binv.shape[0]
+    Binv[:, :] = 0.0
+    pos[:] = -1
+    for i in range(nr):
+        Binv[i, i] = 1.0
+        head[i] = slack0 + i
+        pos[slack0 + i] = i
+
+
+@numba.njit(cache=True)
+def _refactor(A, Binv, head):
+    """``Binv = B^-1`` for the basic columns ``head`` (Gauss-Jordan, partial pivoting).
+    False if the basis is numerically singular."""
+    nr = A.shape[0]
+    M = np.zeros((nr, 2 * nr))
+    for i in range(nr):
+        for q in range(nr):
+            M[i, q] = A[i, head[q]]
+        M[i, nr + i] = 1.0
+    for q in range(nr):
+        r, best = -1, 0.0
+        for i in range(q, nr):
+            if abs(M[i, q]) > best:
+                best, r = abs(M[i, q]), i
+        if r < 0 or best < 1e-11:
+            return False
+        if r != q:
+            for c in range(2 * nr):
+                M[q, c], M[r, c] = M[r, c], M[q, c]
+        inv = 1.0 / M[q, q]
+        for c in range(2 * nr):
+            M[q, c] *= inv
+        for i in range(nr):
+            if i != q:
+                f = M[i, q]
+                if f != 0.0:
+                    for c in range(2 * nr):
+                        M[i, c] -= f * M[q, c]
+    Binv[:, :] = M[:, nr:]
+    return True
+
+
+@numba.njit(cache=True)
+def _rhs(Binv, b, xb):
+    nr = Binv.shape[0]
+    for i in range(nr):
+        s = 0.0
+        for r in range(nr):
+            if b[r] != 0.0:
+                s += Binv[i, r] * b[r]
+        xb[i] = s
+
+
+@numba.njit(cache=True)
+def _duals(Binv, cost, head, y):
+    nr = Binv.shape[0]
+    y[:] = 0.0
+    for i in range(nr):
+        cb = cost[head[i]]
+        if cb != 0.0:
+            for r in range(nr):
+                y[r] += cb * Binv[i, r]
+
+
+@numba.njit(cache=True)
+def _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d):
+    _duals(Binv, cost, head, y)
+    for c in range(d.shape[0]):
+        if pos[c] >= 0:
+            d[c] = 0.0
+        else:
+            s = cost[c]
+            for p in range(ptr[c], ptr[c + 1]):
+                s -= y[row[p]] * val[p]
+            d[c] = s
+
+
+@numba.njit(cache=True)
+def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit, counts):
+    """Dual simplex from a dual feasible basis. 0 optimal, 1 infeasible, 2 iteration limit,
+    4 numerical trouble."""
+    nr = Binv.shape[0]
+    ncol = d.shape[0]
+    for _ in range(maxit):
+        r, worst = -1, -PTOL
+        for i in range(nr):
+            if xb[i] < worst:
+                worst, r = xb[i], i
+        if r < 0:
+            return 0
+        _row_of_binv_a(Binv, r, ptr, row, val, alpha_r)
+        theta = np.inf
+        for c in range(ncol):
+            if pos[c] < 0:
+                a = alpha_r[c]
+                if a < -PIVTOL:
+                    v = max(d[c], 0.0) / -a
+                    if v < theta:
+                        theta = v
+        if theta == np.inf:
+            return 1
+        k, big = -1, 0.0     # ties of the ratio test: the largest pivot element
+        lim = theta + 1e-12 * (1.0 + theta)
+        for c in range(ncol):
+            if pos[c] < 0:
+                a = alpha_r[c]
+                if a < -PIVTOL and max(d[c], 0.0) / -a <= lim and -a > big:
+                    big, k = -a, c
+        _col_of_binv_a(Binv, k, ptr, row, val, w)
+        if abs(w[r] - alpha_r[k]) > 1e-7 * (1.0 + abs(w[r])):
+            return 4
+        _pivot(Binv, xb, d, head, pos, r, k, w, alpha_r, cols)
+        counts[C_PIVOTS] += 1
+    return 2
+
+
+@numba.njit(cache=True)
+def _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit, counts):
+    """Primal simplex from a primal feasible basis (Dantzig, then Bland after a run of
+    degenerate pivots). 0 optimal, 2 iteration limit, 3 unbounded, 4 numerical trouble."""
+    nr = Binv.shape[0]
+    ncol = d.shape[0]
+    degenerate = 0
+    for _ in range(maxit):
+        bland = degenerate >= BLAND_AFTER
+        k, best = -1, -DTOL
+        for c in range(ncol):
+            if pos[c] < 0 and d[c] < best:
+                k, best = c, d[c]
+                if bland:
+                    break
+        if k < 0:
+            return 0
+        _col_of_binv_a(Binv, k, ptr, row, val, w)
+        theta = np.inf
+        for i in range(nr):
+            a = w[i]
+            if a > PIVTOL:
+                v = max(xb[i], 0.0) / a
+                if v < theta:
+                    theta = v
+        if theta == np.inf:
+            return 3
+        r = -1
+        big = 0.0
+        lim = theta + 1e-12 * (1.0 + theta)
+        for i in range(nr):
+            a = w[i]
+            if a > PIVTOL and max(xb[i], 0.0) / a <= lim:
+                if bland:
+                    if r < 0 or head[i] < head[r]:
+                        r = i
+                elif a > big:
+                    big, r = a, i
+        _row_of_binv_a(Binv, r, ptr, row, val, alpha_r)
+        if abs(w[r] - alpha_r[k]) > 1e-7 * (1.0 + abs(w[r])):
+            return 4
+        degenerate = degenerate + 1 if theta <= PTOL else 0
+        _pivot(Binv, xb, d, head, pos, r, k, w, alpha_r, cols)
+        counts[C_PIVOTS] += 1
+    return 2
+
+
+@numba.njit(cache=True)
+def _certified(cost, b, Binv, xb, head, ptr, row, val, y):
+    """Optimality certificate against the original data: ``x >= 0``, ``Ax = b``,
+    ``c - yA >= 0`` with ``y = c_B B^-1``, and ``c x = y b`` (all within CERT_TOL)."""
+    nr = Binv.shape[0]
+    ncol = cost.shape[0]
+    x = np.zeros(ncol)
+    for i in range(nr):
+        if xb[i] < -CERT_TOL:
+            return False
+        x[head[i]] = max(xb[i], 0.0)
+    res = np.zeros(nr)
+    for c in range(ncol):
+        if x[c] != 0.0:
+            for p in range(ptr[c], ptr[c + 1]):
+                res[row[p]] += val[p] * x[c]
+    for i in range(nr):
+        if abs(res[i] - b[i]) > CERT_TOL * (1.0 + abs(b[i])):
+            return False
+    _duals(Binv, cost, head, y)
+    scale = 1.0
+    for r in range(nr):
+        scale = max(scale, abs(y[r]))
+    primal, dual = 0.0, 0.0
+    for c in range(ncol):
+        dc = cost[c]
+        for p in range(ptr[c], ptr[c + 1]):
+            dc -= y[row[p]] * val[p]
+        if dc < -CERT_TOL * scale:
+            return False
+        primal += cost[c] * x[c]
+    for r in range(nr):
+        dual += y[r] * b[r]
+    return abs(primal - dual) <= CERT_TOL * (1.0 + abs(primal))
+
+
+@numba.njit(cache=True)
+def _solve(A, ptr, row, val, cost, b, bcur, new_cost, Binv, xb, d, head, pos, istate, w,
+           alpha_r, y, cols, counts):
+    """Optimal basis for (cost, b) from the current one, whose values ``xb`` belong to the
+    right-hand side ``bcur`` and reduced costs ``d`` to ``cost`` unless ``new_cost``.
+    True when certified; ``bcur`` is then ``b``."""
+    nr, ncol = A.shape
+    slack0 = ncol - nr
+    maxit = 50 * (nr + ncol)
+    for attempt in range(3):
+        fresh = True
+        if istate[_I_INIT] == 0 or attempt == 2:
+            _slack_basis(Binv, head, pos, slack0)
+            istate[_I_INIT] = 1
+            istate[_I_PIVOTS] = 0
+        elif attempt == 1 or istate[_I_PIVOTS] >= max(REFACTOR, 2 * nr):
+            counts[C_REFACTORS] += 1
+            istate[_I_PIVOTS] = 0
+            if not _refactor(A, Binv, head):
+                _slack_basis(Binv, head, pos, slack0)
+        else:
+            fresh = False
+        if fresh:
+            _rhs(Binv, b, xb)
+        else:                 # xb += B^-1 (b - bcur): a state change touches a few rows
+            for r in range(nr):
+                db = b[r] - bcur[r]
+                if db != 0.0:
+                    for i in range(nr):
+                        xb[i] += Binv[i, r] * db
+        bcur[:] = b
+        if fresh or new_cost:
+            _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d)
+        before = counts[C_PIVOTS]
+        status = 0
+        for _phase in range(4):
+            pinf = False
+            for i in range(nr):
+                if xb[i] < -PTOL:
+                    pinf = True
+            dinf = False
+            for c in range(ncol):
+                if pos[c] < 0 and d[c] < -DTOL:
+                    dinf = True
+            if not pinf and not dinf:
+                break
+            if pinf and dinf:           # neither: restart from the slack basis (primal feasible for b >= 0)
+                _slack_basis(Binv, head, pos, slack0)
+                _rhs(Binv, b, xb)
+                _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d)
+                continue
+            if pinf:
+                status = _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit,
+                                       counts)
+            else:
+                status = _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit,
+                                         counts)
+            if status != 0:
+                break
+        istate[_I_PIVOTS] += counts[C_PIVOTS] - before
+        if status == 0 and _certified(cost, b, Binv, xb, head, ptr, row, val, y):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- per state
+@numba.njit(cache=True)
+def _delta(xb, head, avail, a, n, m, out):
+    """delta = y / a on available machines (0 elsewhere); returns max delta."""
+    nv = n * m
+    out[:, :] = 0.0
+    for i in range(xb.shape[0]):
+        c = head[i]
+        if c < nv:
+            j = c % m
+            if avail[j] and a[j] > 0.0 and xb[i] > 0.0:
+                out[c // m, j] = xb[i] / a[j]
+    top = 0.0
+    for i in range(n):
+        for j in range(m):
+            top = max(top, out[i, j])
+    return top
+
+
+@numba.njit(cache=True)
+def _zeros(delta, top, avail, zero_tol):
+    """Entries of delta on available machines not above zero_tol * max delta."""
+    n, m = delta.shape
+    nz = 0
+    for j in range(m):
+        if avail[j]:
+            for i in range(n):
+                if not (top > 0.0 and delta[i, j] > zero_tol * top):
+                    nz += 1
+    return nz
+
+
+@numba.njit(cache=True)
+def solve_states(A, ptr, row, val, cost, has_alpha, states, Binv, xb, d, head, pos, istate,
+                 bcur, search, tries, zero_tol, opt_slack, rng, elig, delta_out, lam_out, nz_out, z0_out,
+                 counts):
+    """Solve the LP of every state in order (row: estimate of each available machine, -1
+    if unavailable), warm-starting each from the previous optimum.
+
+    Writes ``elig[k]`` (support of the chosen vertex), ``lam_out``, ``nz_out``, ``z0_out``
+    and, if ``delta_out`` has K rows, the vertex's delta. Returns -1, or the index of a
+    state whose LP could not be certified (the caller raises)."""
+    n_states, m = states.shape
+    n = has_alpha.shape[0]
+    nr, ncol = A.shape
+    nv = n * m
+    keep_delta = delta_out.shape[0] == n_states
+    w = np.zeros(nr)
+    cols = np.zeros(nr, np.int64)
+    alpha_r = np.zeros(ncol)
+    y = np.zeros(nr)
+    b = np.zeros(nr)
+    b_face = np.zeros(nr)
+    cost_face = np.zeros(ncol)
+    avail = np.zeros(m, np.bool_)
+    a = np.zeros(m)
+    delta = np.zeros((n, m))
+    best = np.zeros((n, m))
+    Binv0 = np.empty_like(Binv)
+    xb0 = np.empty_like(xb)
+    d0 = np.empty_like(d)
+    head0 = np.empty_like(head)
+    pos0 = np.empty_like(pos)
+    for k in range(n_states):
+        m_av = 0
+        for j in range(m):
+            avail[j] = states[k, j] >= 0.0
+            a[j] = states[k, j] if avail[j] else 1.0
+            m_av += avail[j]
+        kd = k if keep_delta else 0
+        if m_av == 0:                  # nothing to solve (as the HiGHS path)
+            lam_out[k], nz_out[k], z0_out[k] = 0.0, 0, 1 - n
+            elig[k] = 0
+            delta_out[kd] = 0.0
+            continue
+        b[:] = 0.0
+        for j in range(m):
+            if avail[j] and a[j] > 0.0:
+                b[n + j] = a[j]
+        if not _solve(A, ptr, row, val, cost, b, bcur, False, Binv, xb, d, head, pos, istate, w,
+                      alpha_r, y, cols, counts):
+            counts[C_FAILED] += 1
+            return k
+        counts[C_SOLVES] += 1
+        lam = 0.0
+        for i in range(nr):
+            if head[i] == nv:
+                lam = max(xb[i], 0.0)
+        top = _delta(xb, head, avail, a, n, m, delta)
+        nz = _zeros(delta, top, avail, zero_tol)
+        z0 = n * m_av + 1 - n - m_av
+        best[:, :] = delta
+        best_top, best_nz = top, nz
+        if search and nz > z0 and tries > 0:
+            Binv0[:, :] = Binv
+            xb0[:] = xb
+            d0[:] = d
+            head0[:] = head
+            pos0[:] = pos
+            b_face[:] = b
+            for i in range(n):
+                if has_alpha[i]:
+                    b_face[i] = -lam * (1.0 - opt_slack)     # lambda = lambda_lb + lambda'
+            for _t in range(tries):
+                r = rng.random(nv)
+                cost_face[:] = 0.0
+                for i in range(n):
+                    for j in range(m):
+                        cost_face[i * m + j] = r[i * m + j] / a[j] if avail[j] and a[j] > 0.0 else r[i * m + j]
+                if not _solve(A, ptr, row, val, cost_face, b_face, bcur, True, Binv, xb, d, head,
+                              pos, istate, w, alpha_r, y, cols, counts):
+                    counts[C_FAILED] += 1
+                    return k
+                counts[C_SOLVES] += 1
+                counts[C_SEARCH] += 1
+                top = _delta(xb, head, avail, a, n, m, delta)
+                nz = _zeros(delta, top, avail, zero_tol)
+                if nz < best_nz:
+                    best[:, :] = delta
+                    best_top, best_nz = top, nz
+                if best_nz == z0:
+                    break
+            Binv[:, :] = Binv0
+            xb[:] = xb0
+            d[:] = d0
+            head[:] = head0
+            pos[:] = pos0
+            bcur[:] = b
+        lam_out[k], nz_out[k], z0_out[k] = lam, best_nz, z0
+        for i in range(n):
+            for j in range(m):
+                elig[k, i, j] = 1 if (avail[j] and best_top > 0.0 and best[i, j] > zero_tol * best_top) else 0
+        delta_out[kd] = best
+    return -1
