@@ -28,12 +28,110 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
     smallest load is least (the child is then usually inconsistent and dropped). The
     child is written into ``body`` and ``header`` (recomputed).
     """
+    C = header_a.shape[0]
+    c1 = rng.integers(0, C)
+    c2 = rng.integers(c1 + 1, C + 1)
+    if P[11]:   # every job non-parallel, no dependencies: the same child, fewer passes
+        _crossover_simple(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
+    else:
+        _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
+
+
+@numba.njit(cache=True)
+def _crossover_simple(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
+    """:func:`crossover` between break points ``c1 < c2`` when every job is one process
+    (``proc_job[u] == u``) and none has a predecessor; gives exactly the child of
+    :func:`_crossover_general`. Kept processes are written straight into ``body`` in walk
+    order (which is unit order); then, if some are missing, the loads are summed in
+    process order as :func:`_append_missing` does, the missing processes are placed by
+    the same rule (least load, ties to the lower index), each unit's kept segment is moved
+    right to its final offset and the appended processes fill the gaps."""
+    speed, ready, length, mask, anywhere = P[0], P[2], P[5], P[8], P[12]
+    C = header_a.shape[0]
+    N = body_a.shape[0]
+    unit_of, missing, load, work = scratch[2], scratch[9], scratch[10], scratch[11]
+    kept_n = work[:C]            # kept processes per unit
+    added = work[C:2 * C]        # appended processes per unit
+    unit_of[:] = -1
+    s = 0
+    lo_a = 0
+    lo_b = 0
+    for m in range(C):
+        if c1 <= m < c2:
+            parent = body_b
+            lo = lo_b
+            hi = lo + header_b[m]
+        else:
+            parent = body_a
+            lo = lo_a
+            hi = lo + header_a[m]
+        lo_a += header_a[m]
+        lo_b += header_b[m]
+        k0 = s
+        for i in range(lo, hi):
+            u = parent[i]
+            if unit_of[u] < 0:
+                unit_of[u] = m
+                body[s] = u
+                s += 1
+        kept_n[m] = s - k0
+    if s == N:
+        header[:] = kept_n
+        return
+    load[:] = 0.0
+    n_miss = 0
+    for u in range(N):
+        m = unit_of[u]
+        if m >= 0:
+            load[m] += length[u]
+        else:
+            missing[n_miss] = u
+            n_miss += 1
+    for m in range(C):
+        load[m] = ready[m] + load[m] / speed[m]
+        added[m] = 0
+    for i in range(n_miss):
+        u = missing[i]
+        best = -1
+        if anywhere[u]:
+            best = 0
+            for m in range(1, C):
+                if load[m] < load[best]:
+                    best = m
+        else:
+            for m in range(C):
+                if mask[u, m] and (best < 0 or load[m] < load[best]):
+                    best = m
+        unit_of[u] = best
+        added[best] += 1
+        load[best] += length[u] / speed[best]
+    # final offsets (computed from the top down) and the kept segments moved right
+    end_old = s
+    end_new = N
+    for m in range(C - 1, -1, -1):
+        header[m] = kept_n[m] + added[m]
+        start_old = end_old - kept_n[m]
+        start_new = end_new - header[m]
+        if start_new != start_old:
+            for i in range(kept_n[m] - 1, -1, -1):
+                body[start_new + i] = body[start_old + i]
+        added[m] = start_new + kept_n[m]   # now: where the unit's next appended process goes
+        end_old = start_old
+        end_new = start_new
+    for i in range(n_miss):
+        u = missing[i]
+        m = unit_of[u]
+        body[added[m]] = u
+        added[m] += 1
+
+
+@numba.njit(cache=True)
+def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
+    """:func:`crossover` between break points ``c1 < c2``, any problem."""
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
     C = header_a.shape[0]
     N = body_a.shape[0]
     J = width.shape[0]
-    c1 = rng.integers(0, C)
-    c2 = rng.integers(c1 + 1, C + 1)
     unit_of, src, walk, load = scratch[2], scratch[8], scratch[9], scratch[10]
     unit_of[:] = -1
     s = 0   # walk: kept processes in walk order, then appended ones

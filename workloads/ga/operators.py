@@ -25,7 +25,7 @@ import numpy as np
 
 from .crossover import _backfill_missing, crossover
 from .model import decode_into, segment_starts
-from .objectives import better, fitness, tau as docking_gap
+from .objectives import MAKESPAN, better, fitness, tau as docking_gap
 
 
 @numba.njit(cache=True)
@@ -41,10 +41,10 @@ def unit_at_positions(header):
 @numba.njit(cache=True)
 def make_scratch(N, C, J):
     """Work arrays shared by the operators: start, dur, unit_of (decode's outputs), then
-    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load)."""
+    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C])."""
     return (np.zeros(J), np.zeros(J), np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(C + 1, np.int64),
             np.zeros(C, np.int64), np.zeros(C), np.zeros(J, np.bool_), np.zeros(N, np.int64),
-            np.zeros(N, np.int64), np.zeros(C))
+            np.zeros(N, np.int64), np.zeros(C), np.zeros(2 * C, np.int64))
 
 
 @numba.njit(cache=True)
@@ -212,6 +212,64 @@ def evaluate(body, header, P, objective, use_tau, period_end, scratch):
 
 
 @numba.njit(cache=True)
+def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch):
+    """:func:`evaluate` of a chromosome known to be consistent, when every job is one
+    process and none has a predecessor (``P[11]``): each unit's slots run back to back
+    from ``ready``, so one pass gives the same floats as :func:`model.decode` (the same
+    divisions and additions in the same order). Makespan needs no per-job arrays; the
+    other objectives get ``start`` and ``dur`` filled as decode fills them."""
+    speed, ready, prev_end, length = P[0], P[2], P[3], P[5]
+    C = header.shape[0]
+    t_gap = 0.0
+    if use_tau:   # a unit's first slot starts at ``ready``
+        for m in range(C):
+            if header[m] > 0 and not np.isnan(prev_end[m]):
+                t_gap += ready[m] - prev_end[m]
+    if objective == MAKESPAN:
+        best = -np.inf
+        i = 0
+        for m in range(C):
+            n = header[m]
+            if n == 0:
+                continue
+            t = ready[m]
+            for _ in range(n):
+                t += length[body[i]] / speed[m]
+                i += 1
+            best = max(best, t)
+        return True, t_gap, best - period_end
+    start, dur = scratch[0], scratch[1]
+    i = 0
+    for m in range(C):
+        t = ready[m]
+        for _ in range(header[m]):
+            j = body[i]
+            start[j] = t
+            dur[j] = length[j] / speed[m]
+            t += dur[j]
+            i += 1
+    return True, t_gap, fitness(body, header, P, start, dur, objective, period_end)
+
+
+@numba.njit(cache=True)
+def _same(body_a, header_a, body_b, header_b) -> bool:
+    for m in range(header_a.shape[0]):
+        if header_a[m] != header_b[m]:
+            return False
+    for i in range(body_a.shape[0]):
+        if body_a[i] != body_b[i]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _evaluate_child(body, header, P, objective, use_tau, period_end, scratch):
+    if P[11]:   # operators keep chromosomes of such problems consistent by construction
+        return evaluate_simple(body, header, P, objective, use_tau, period_end, scratch)
+    return evaluate(body, header, P, objective, use_tau, period_end, scratch)
+
+
+@numba.njit(cache=True)
 def ranking(taus, fits):
     """Indices from best to worst by ``(tau, fitness)``; ties keep index order."""
     order = np.argsort(fits, kind="mergesort")
@@ -266,10 +324,19 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                 p1, p2 = (a, b) if child == 0 else (b, a)
                 t, f = cur_t[p1], cur_f[p1]
                 copy_parent = True
-                if do_cx:
+                if do_cx and not parallel and (p1 == p2 or _same(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2])):
+                    # equal parents without parallel jobs: every process stays where it
+                    # is, so the child is parent A (same draws, same counts; the
+                    # evaluation's result is A's values)
+                    C = cur_h.shape[1]
+                    c1 = rng.integers(0, C)
+                    rng.integers(c1 + 1, C + 1)
+                    counters[1] += 1
+                    counters[0] += 1
+                elif do_cx:
                     crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng, new_b[k], new_h[k], scratch)
                     counters[1] += 1
-                    ok, t2, f2 = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
+                    ok, t2, f2 = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
                     if ok:
                         counters[0] += 1
                         t, f = t2, f2
@@ -283,7 +350,7 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                                index_in_width, scratch)
                 counters[3] += swaps
                 if swaps > 0:
-                    ok, t, f = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
+                    ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
                     counters[0] += 1
                 new_t[k] = t
                 new_f[k] = f

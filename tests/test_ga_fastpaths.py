@@ -1,0 +1,54 @@
+"""ga: the fast paths for problems of non-parallel jobs without dependencies give exactly
+(bit for bit) what the general code gives."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from test_ga_model import small_problem
+from workloads.ga.crossover import _crossover_general, _crossover_simple
+from workloads.ga.islands import GASettings, _scratch, init_island
+from workloads.ga.objectives import OBJECTIVES
+from workloads.ga.operators import evaluate, evaluate_simple
+
+
+def simple_problem(seed: int):
+    problem = small_problem(seed, parallel=False, dep_prob=0.0)
+    assert problem.arrays()[11]   # non-parallel, no dependencies: the fast paths apply
+    return problem
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_simple_crossover_is_the_general_one_for_every_cut(seed):
+    problem = simple_problem(seed)
+    P = problem.arrays()
+    pop = init_island(problem, GASettings(population=6, init_mutations=10), np.random.default_rng(seed))
+    C = problem.n_units
+    s1, s2 = _scratch(problem), _scratch(problem)
+    for a in range(6):
+        b = (a + 1) % 6
+        for c1 in range(C):
+            for c2 in range(c1 + 1, C + 1):
+                want_b, want_h = np.full_like(pop.bodies[a], -7), np.full_like(pop.headers[a], -7)
+                got_b, got_h = np.full_like(pop.bodies[a], -9), np.full_like(pop.headers[a], -9)
+                _crossover_general(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, c1, c2,
+                                   want_b, want_h, s1)
+                _crossover_simple(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, c1, c2,
+                                  got_b, got_h, s2)
+                np.testing.assert_array_equal(got_b, want_b)
+                np.testing.assert_array_equal(got_h, want_h)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), use_tau=st.booleans())
+def test_simple_evaluation_is_the_general_one(seed, use_tau):
+    problem = simple_problem(seed)
+    P = problem.arrays()
+    pop = init_island(problem, GASettings(population=6, init_mutations=10), np.random.default_rng(seed))
+    s1, s2 = _scratch(problem), _scratch(problem)
+    for body, header in zip(pop.bodies, pop.headers):
+        for k in range(len(OBJECTIVES)):
+            want = evaluate(body, header, P, k, use_tau, problem.period_end, s1)
+            got = evaluate_simple(body, header, P, k, use_tau, problem.period_end, s2)
+            assert got == want   # exact floats, not approximately
