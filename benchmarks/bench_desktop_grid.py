@@ -10,6 +10,10 @@ availability changes; SimPy: every processed SimPy event, about 1.3 per one of o
 
     python benchmarks/bench_desktop_grid.py --seeds 1 2 --simpy-path /tmp/simpy_pkg
     python benchmarks/bench_desktop_grid.py --systems      # our LP cost on Systems A and B
+
+``--lp-solvers simplex highs`` runs LPAS_DG with each ``lp_solver`` (rows ``lpas_dg/simplex``
+...); ``--repeat R`` times each of our replications R times and keeps the fastest (the
+machine is shared); the last column is our wall time over our Gcµ's for the same seed.
 """
 from __future__ import annotations
 
@@ -53,10 +57,12 @@ def peer_params(per_group: int, load: float, fail_rate: float, down_mean: float,
                              warmup=0.1 * horizon)
 
 
-def run_ours(params: dict, seed: int) -> dict:
-    t0 = time.perf_counter()
-    r = dg.simulate(params, seed)
-    wall = time.perf_counter() - t0
+def run_ours(params: dict, seed: int, repeat: int = 1) -> dict:
+    wall = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = dg.simulate(params, seed)
+        wall = min(wall, time.perf_counter() - t0)
     return {"W": r["W"], "events": r["events"], "tasks": r["tasks_arrived"], "wall_s": wall,
             "lp_keys": r["lp_keys"], "lp_s": r["lp_wall_s"], "reason": r["reason"]}
 
@@ -77,24 +83,43 @@ def run_peer(policy: str, seed: int, args) -> dict | None:
             "lp_keys": j["lp_solves"], "lp_s": j["lp_wall_s"], "reason": int(j["unfinished_measured"] > 0)}
 
 
-def row(who: str, policy: str, seed: int, r: dict) -> str:
+def row(who: str, policy: str, seed: int, r: dict, gcmu_wall: float | None = None) -> str:
+    ratio = f"{r['wall_s'] / gcmu_wall:.2f}" if gcmu_wall else "–"
     return (f"| {who} | {policy} | {seed} | {r['W']:.3f}{' (unstable)' if r['reason'] else ''} | "
             f"{r['events']:.0f} | {r['tasks']:.0f} | {r['wall_s']:.3f} | {r['events'] / r['wall_s']:.3g} | "
-            f"{r['tasks'] / r['wall_s']:.3g} | {r['lp_keys']} | {r['lp_s']:.2f} |")
+            f"{r['tasks'] / r['wall_s']:.3g} | {r['lp_keys']} | {r['lp_s']:.3f} | {ratio} |")
+
+
+def variants(policies: list[str], lp_solvers: list[str]) -> list[tuple[str, str]]:
+    """(label, policy) with lp_solver variants of lpas_dg; Gcµ first (the ratio's base)."""
+    out = [("gcmu", "gcmu")] if "gcmu" in policies else []
+    for policy in policies:
+        if policy == "lpas_dg":
+            out += [(f"lpas_dg/{sol}", sol) for sol in lp_solvers]
+        elif policy != "gcmu":
+            out.append((policy, policy))
+    return out
 
 
 def compare_with_peer(args) -> None:
     print(f"peer system: M = {6 * args.per_group}, load {args.load}, horizon {args.horizon:g}")
-    print("| simulator | policy | seed | W | events | tasks | wall s | events/s | tasks/s | LP keys | LP s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| simulator | policy | seed | W | events | tasks | wall s | events/s | tasks/s | LP keys | LP s | / Gcµ |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    gcmu_wall: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for policy in args.policies:
+        for label, what in variants(args.policies, args.lp_solvers):
+            policy = "lpas_dg" if label.startswith("lpas_dg/") else what
             params = peer_params(args.per_group, args.load, args.fail_rate, args.down_mean,
                                  args.horizon, policy, os.path.join(tmp, "rates.csv"))
+            if policy == "lpas_dg":
+                params["lp_solver"] = what
             dg.simulate({**params, "horizon": 10.0}, 0)        # numba compile / cache load
             for seed in args.seeds:
-                print(row("schedsweep", policy, seed, run_ours(params, seed)), flush=True)
-                if not args.no_peer:
+                r = run_ours(params, seed, args.repeat)
+                if policy == "gcmu":
+                    gcmu_wall[seed] = r["wall_s"]
+                print(row("schedsweep", label, seed, r, gcmu_wall.get(seed)), flush=True)
+                if not args.no_peer and (policy != "lpas_dg" or what == args.lp_solvers[0]):
                     peer = run_peer(policy, seed, args)
                     if peer is not None:
                         print(row("SimPy peer", policy, seed, peer), flush=True)
@@ -102,17 +127,26 @@ def compare_with_peer(args) -> None:
 
 def our_systems(args) -> None:
     """Cost split (kernel vs LP) on the paper's systems, where LP keys are many."""
-    print("| system | case | policy | W | tasks | wall s | tasks/s | LP keys | LP s | LP ms/key |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| system | case | policy | W | tasks | wall s | tasks/s | LP keys | LP s | LP ms/key | / Gcµ |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    policies = ["gcmu", "lpas_dg"] + (["lpas_dg_robust"] if args.robust else [])
     for system, case in [("A", "alpha1:none"), ("A", "alpha1:0.02/2"), ("A", "alpha1:0.05/4"),
                          ("B", "alpha2:0.02/2")]:
-        for policy in ("gcmu", "lpas_dg", "lpas_dg_robust"):
+        gcmu_wall = None
+        for label, what in variants(policies, args.lp_solvers):
+            policy = "lpas_dg" if label.startswith("lpas_dg/") else what
             params = dg.default_params(system=system, case=case, policy=policy, horizon=args.horizon)
-            r = run_ours(params, 1)
+            if policy == "lpas_dg":
+                params["lp_solver"] = what
+            dg.simulate({**params, "horizon": 10.0}, 0)        # numba compile / cache load
+            r = run_ours(params, 1, args.repeat)
+            gcmu_wall = r["wall_s"] if policy == "gcmu" else gcmu_wall
             keys = r["lp_keys"] if np.isfinite(r["lp_keys"]) else 0
             per = 1e3 * r["lp_s"] / keys if keys else float("nan")
-            print(f"| {system} | {case} | {policy} | {r['W']:.4f} | {r['tasks']:.0f} | {r['wall_s']:.2f} | "
-                  f"{r['tasks'] / r['wall_s']:.3g} | {keys:.0f} | {r['lp_s']:.2f} | {per:.3f} |", flush=True)
+            ratio = f"{r['wall_s'] / gcmu_wall:.2f}" if policy != "gcmu" else "–"
+            print(f"| {system} | {case} | {label} | {r['W']:.4f} | {r['tasks']:.0f} | {r['wall_s']:.2f} | "
+                  f"{r['tasks'] / r['wall_s']:.3g} | {keys:.0f} | {r['lp_s']:.3f} | {per:.4f} | {ratio} |",
+                  flush=True)
 
 
 def main() -> None:
@@ -128,6 +162,10 @@ def main() -> None:
     ap.add_argument("--simpy-path", default="", help="directory holding simpy (pip install --target)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--systems", action="store_true", help="our LP cost on Systems A and B instead")
+    ap.add_argument("--robust", action="store_true", help="with --systems: lpas_dg_robust rows too")
+    ap.add_argument("--lp-solvers", nargs="+", default=["simplex"], choices=["simplex", "highs"],
+                    help="lp_solver values to run lpas_dg with")
+    ap.add_argument("--repeat", type=int, default=1, help="time each of our replications R times, keep the fastest")
     args = ap.parse_args()
     if args.systems:
         our_systems(args)
