@@ -170,11 +170,23 @@ def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, inde
     N = body.shape[0]
     if pm <= 0.0 or N == 0:
         return 0
+    a = rng.geometric(pm) - 1
+    if a >= N:
+        return 0
+    return _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a)
+
+
+@numba.njit(cache=True)
+def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a) -> int:
+    """:func:`mutate` after its first draw, which hit the gene at position ``a < N``."""
+    N = body.shape[0]
     unit_at = np.empty(0, np.int64)
     done = 0
-    a = -1
+    first = True
     while True:
-        a += rng.geometric(pm)
+        if not first:
+            a += rng.geometric(pm)
+        first = False
         if a >= N:
             break
         if unit_at.shape[0] == 0:  # built on the first hit: most children get none
@@ -346,8 +358,13 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                 if copy_parent:
                     new_b[k] = cur_b[p1]
                     new_h[k] = cur_h[p1]
-                swaps = mutate(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
-                               index_in_width, scratch)
+                # mutate()'s first draw here: most children get no hit and need no call
+                swaps = 0
+                if pm > 0.0 and N > 0:
+                    a0 = rng.geometric(pm) - 1
+                    if a0 < N:
+                        swaps = _mutate_from(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
+                                             index_in_width, scratch, a0)
                 counters[3] += swaps
                 if swaps > 0:
                     ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
