@@ -248,3 +248,20 @@ def test_lp_solvers_give_identical_replications_on_a_generic_system(tmp_path):
 def max_throughput_of(mu):
     from workloads.desktop_grid.lp import max_throughput
     return max_throughput(mu, np.ones(mu.shape[0]) / mu.shape[0]) / mu.shape[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(grids(grouped=True), st.sampled_from([1e-9, 1e-5, 1e5, 1e9]))
+def test_simplex_lambda_star_in_any_time_unit(case, scale):
+    """Arrival rates times ``scale`` (another time unit for alpha): lambda* is linprog's for
+    the unscaled rates divided by ``scale`` (linprog's absolute tolerances cannot solve the
+    scaled LP itself), and the vertex stays feasible with at least z0 zeros."""
+    mu, alpha, available, rng = case
+    a = rng.uniform(0.1, 1.0, mu.shape[1])
+    sol = AllocationLP(mu, alpha * scale, solver="simplex", rng=rng).solve(available, a)
+    ref = linprog_lambda(mu * a, alpha, available) / scale
+    assert abs(sol.lambda_star - ref) <= 1e-9 * ref
+    d = sol.delta
+    assert (d >= 0).all() and (d.sum(axis=0) <= 1 + 1e-9).all() and (d[:, ~available] == 0).all()
+    assert ((d * mu * a).sum(axis=1) >= sol.lambda_star * alpha * scale * (1 - 1e-9)).all()
+    assert sol.n_zeros >= sol.z0

@@ -350,6 +350,7 @@ class _SimplexModel:
         self.A, self.cost = _sx.build_matrix(mu_nom, alpha)
         self.ptr, self.row, self.val = _sx.compressed_columns(self.A)
         self.has_alpha = np.asarray(alpha, float) > 0
+        self.lam_unit = _sx.lambda_scale(mu_nom, np.asarray(alpha, float))
         self.work = _sx.new_state(self.n, self.m)
         self.counts = np.zeros(5, np.int64)
 
@@ -371,7 +372,7 @@ class _SimplexModel:
                              np.zeros(k, np.int64), np.zeros((k if keep_delta else 1, n, m)))
         w = self.work
         bad = _sx.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
-                               states, w["Binv"], w["xb"], w["d"], w["head"], w["pos"],
+                               self.lam_unit, states, w["Binv"], w["xb"], w["d"], w["head"], w["pos"],
                                w["istate"], w["bcur"], bool(search), int(tries),
                                float(zero_tol), OPT_SLACK, rng, out.elig, out.delta,
                                out.lambda_star, out.n_zeros, out.z0, self.counts)

@@ -14,7 +14,8 @@ side, so the optimal basis of the previous state stays dual feasible and the nex
 a warm-started dual simplex of a few pivots. ``delta = y / a`` maps feasible sets, vertices
 and zero patterns one to one (``a_j > 0``), so vertices with exactly ``NM+1-N-M`` zeros are
 the same as in the unscaled LP. (A class with ``alpha_i = 0`` has no lambda term; its row is
-scaled by its largest rate instead.)
+scaled by its largest rate instead. lambda is carried in units of :func:`lambda_scale`, so
+that absolute tolerances suit any unit of time.)
 
 Revised simplex with the basis inverse ``B^-1`` kept explicitly ((N+M)^2) over all M
 machines (N+M rows, NM+1+N+M columns, the matrix in compressed columns): a new right-hand
@@ -50,17 +51,28 @@ _I_INIT, _I_PIVOTS = 0, 1
 C_SOLVES, C_SEARCH, C_FAILED, C_PIVOTS, C_REFACTORS = 0, 1, 2, 3, 4
 
 
+def lambda_scale(mu_nom: np.ndarray, alpha: np.ndarray) -> float:
+    """``1 / sum_i alpha_i / sum_j mu_nom[i, j]``: lambda* within a factor of about N (the
+    LP's lambda variable is lambda / this, so it is of order 1 whatever the units)."""
+    total = mu_nom.sum(axis=1)
+    pos = alpha > 0
+    if not pos.any() or (total[pos] <= 0).any():
+        return 1.0
+    return float(1.0 / np.sum(alpha[pos] / total[pos]))
+
+
 def build_matrix(mu_nom: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The constraint matrix ``[A | I]`` (N+M, NM+1+N+M) of the scaled LP and the max-lambda
-    cost vector (minimise ``-lambda``). Column ``i*M + j`` = y[i, j], then lambda, the N
-    class slacks and the M machine slacks."""
+    cost vector (minimise ``-lambda``). Column ``i*M + j`` = y[i, j], then lambda (in units
+    of :func:`lambda_scale`), the N class slacks and the M machine slacks."""
     n, m = mu_nom.shape
     nv = n * m
     ncol = nv + 1 + n + m
     a_mat = np.zeros((n + m, ncol))
+    lam_unit = lambda_scale(mu_nom, alpha)
     for i in range(n):
         if alpha[i] > 0:
-            scale = alpha[i]
+            scale = alpha[i] * lam_unit
             a_mat[i, nv] = 1.0
         else:
             top = float(np.max(mu_nom[i])) if m else 0.0
@@ -331,12 +343,14 @@ def _certified(cost, b, Binv, xb, head, ptr, row, val, y):
             return False
         x[head[i]] = max(xb[i], 0.0)
     res = np.zeros(nr)
+    size = np.zeros(nr)          # sum |a_ic x_c|: the residual's scale (lambda* may be large)
     for c in range(ncol):
         if x[c] != 0.0:
             for p in range(ptr[c], ptr[c + 1]):
                 res[row[p]] += val[p] * x[c]
+                size[row[p]] += abs(val[p] * x[c])
     for i in range(nr):
-        if abs(res[i] - b[i]) > CERT_TOL * (1.0 + abs(b[i])):
+        if abs(res[i] - b[i]) > CERT_TOL * (1.0 + abs(b[i]) + size[i]):
             return False
     _duals(Binv, cost, head, y)
     scale = 1.0
@@ -453,8 +467,8 @@ def _zeros(delta, top, avail, zero_tol):
 
 
 @numba.njit(cache=True)
-def solve_states(A, ptr, row, val, cost, has_alpha, states, Binv, xb, d, head, pos, istate,
-                 bcur, search, tries, zero_tol, opt_slack, rng, elig, delta_out, lam_out, nz_out, z0_out,
+def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, d, head, pos,
+                 istate, bcur, search, tries, zero_tol, opt_slack, rng, elig, delta_out, lam_out, nz_out, z0_out,
                  counts):
     """Solve the LP of every state in order (row: estimate of each available machine, -1
     if unavailable), warm-starting each from the previous optimum.
@@ -504,7 +518,7 @@ def solve_states(A, ptr, row, val, cost, has_alpha, states, Binv, xb, d, head, p
             counts[C_FAILED] += 1
             return k
         counts[C_SOLVES] += 1
-        lam = 0.0
+        lam = 0.0                      # in units of lam_unit
         for i in range(nr):
             if head[i] == nv:
                 lam = max(xb[i], 0.0)
@@ -548,7 +562,7 @@ def solve_states(A, ptr, row, val, cost, has_alpha, states, Binv, xb, d, head, p
             head[:] = head0
             pos[:] = pos0
             bcur[:] = b
-        lam_out[k], nz_out[k], z0_out[k] = lam, best_nz, z0
+        lam_out[k], nz_out[k], z0_out[k] = lam * lam_unit, best_nz, z0
         for i in range(n):
             for j in range(m):
                 elig[k, i, j] = 1 if (avail[j] and best_top > 0.0 and best[i, j] > zero_tol * best_top) else 0
