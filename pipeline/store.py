@@ -37,17 +37,23 @@ def _dim_names(spec: Spec) -> list[str]:
     return [d.name for d in spec.dims]
 
 
+def _coord_array(values: Any) -> np.ndarray:
+    """Coordinate values; text as variable-length strings (zarr v3 has no spec for fixed UTF-32)."""
+    arr = np.asarray(values)
+    return arr.astype(object) if arr.dtype.kind == "U" else arr
+
+
 def _coords(spec: Spec, module: ModuleType) -> dict[str, Any]:
     coords: dict[str, Any] = {}
     for dim in spec.dims:
-        coords[dim.name] = (dim.name, np.asarray(dim.values))
+        coords[dim.name] = (dim.name, _coord_array(dim.values))
         for member, values in dim.members.items():
             if member != dim.name:
-                coords[member] = (dim.name, np.asarray(values))
+                coords[member] = (dim.name, _coord_array(values))
     coords["replication"] = ("replication", np.arange(spec.replications))
     for metric in module.METRICS:
         for extra, labels in metric.dims:
-            coords[extra] = (extra, np.asarray(labels))
+            coords[extra] = (extra, _coord_array(labels))
     return coords
 
 

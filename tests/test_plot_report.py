@@ -330,7 +330,7 @@ def test_categorical_x_gets_error_bars(tmp_path):
     spec.write_text(tiny_spec_text(name))
     ds = pipeline.open_store(pipeline.run(spec, tmp_path / "c.zarr", workers=0, batch_size=REPLICATIONS,
                                           progress=False))
-    dim = next(d for d in ds.attrs["dims"] if ds[d].dtype.kind in "OUS")
+    dim = next(d for d in ds.attrs["dims"] if ds[d].dtype.kind in "OUST")
     metric = ds.attrs["metrics"][0]
     fig, _ = plot.figure(ds, metric, dim)
     ax = fig.axes[0]
