@@ -15,7 +15,7 @@ Two ways to state and solve it:
 
   - ``simplex`` (default for ``lpas_dg``): the dense numba simplex of :mod:`.simplex`, in
     which every state change is a right-hand-side change, so each re-solve is a
-    warm-started dual simplex of a few pivots (a few microseconds for 4 x 30);
+    warm-started dual simplex of a few pivots (5-10 microseconds per state for 4 x 30);
     :func:`solve_states` solves all states of a replication in one compiled call;
   - ``highs``: one persistent ``highspy`` model over all M machines per replication; an
     unavailable machine's columns are fixed to 0 and a changed CPU estimate changes that
