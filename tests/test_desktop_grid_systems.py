@@ -100,3 +100,28 @@ def test_weibull_timeline_periods():
         ups, downs = np.diff(t)[0::2], np.diff(t)[1::2]
         assert np.allclose(downs, 7.0)
         assert ups.mean() == pytest.approx(scales[j] * gamma(1 + 1 / 0.7), rel=0.05)
+
+
+def _keys_by_row_sort(states):
+    _, first, inverse = np.unique(states, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()], first[order]
+
+
+def test_first_occurrence_keys_equal_the_row_sort(monkeypatch):
+    from workloads.desktop_grid import timeline
+
+    rng = np.random.default_rng(3)
+    states = rng.choice([-1.0, 0.25, 0.5, 1.0], size=(40, 6))[rng.integers(0, 40, 2000)]
+    key, first = timeline._first_occurrence_keys(states)
+    ref_key, ref_first = _keys_by_row_sort(states)
+    np.testing.assert_array_equal(key, ref_key)
+    np.testing.assert_array_equal(first, ref_first)
+    assert key[0] == 0 and (np.diff(np.maximum.accumulate(key)) <= 1).all()  # numbered by first occurrence
+    # Every row colliding: the collision is detected and the row sort gives the same keys.
+    monkeypatch.setattr(timeline, "_row_hashes", lambda bits: np.zeros(bits.shape[0], np.uint64))
+    key2, first2 = timeline._first_occurrence_keys(states)
+    np.testing.assert_array_equal(key2, ref_key)
+    np.testing.assert_array_equal(first2, ref_first)
