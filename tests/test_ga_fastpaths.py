@@ -7,9 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 from test_ga_model import small_problem
 from workloads.ga.crossover import _crossover_general, _crossover_simple
-from workloads.ga.islands import GASettings, _scratch, init_island
+from workloads.ga.islands import GASettings, _context, _scratch, init_island
 from workloads.ga.objectives import OBJECTIVES
-from workloads.ga.operators import evaluate, evaluate_simple
+from workloads.ga.operators import _mutate_from, _mutate_simple, evaluate, evaluate_simple
 
 
 def simple_problem(seed: int):
@@ -34,8 +34,8 @@ def test_simple_crossover_is_the_general_one_for_every_cut(seed):
                 got_b, got_h = np.full_like(pop.bodies[a], -9), np.full_like(pop.headers[a], -9)
                 _crossover_general(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, c1, c2,
                                    want_b, want_h, s1)
-                _crossover_simple(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P, c1, c2,
-                                  got_b, got_h, s2)
+                _crossover_simple(pop.bodies[a], pop.headers[a], pop.bodies[b], pop.headers[b], P[0], P[2], P[5],
+                                  P[8], P[12], c1, c2, got_b, got_h, s2[2], s2[9], s2[10], s2[11])
                 np.testing.assert_array_equal(got_b, want_b)
                 np.testing.assert_array_equal(got_h, want_h)
 
@@ -52,3 +52,23 @@ def test_simple_evaluation_is_the_general_one(seed, use_tau):
             want = evaluate(body, header, P, k, use_tau, problem.period_end, s1)
             got = evaluate_simple(body, header, P, k, use_tau, problem.period_end, s2)
             assert got == want   # exact floats, not approximately
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), pm=st.sampled_from([0.05, 0.3, 0.9]))
+def test_simple_mutation_is_the_general_one(seed, pm):
+    problem = simple_problem(seed)
+    P = problem.arrays()
+    ctx = _context(problem)
+    pop = init_island(problem, GASettings(population=6, init_mutations=10), np.random.default_rng(seed))
+    for i in range(6):
+        for a in range(problem.n_procs):
+            r1, r2 = np.random.default_rng([seed, i, a]), np.random.default_rng([seed, i, a])
+            want_b, want_h = pop.bodies[i].copy(), pop.headers[i].copy()
+            got_b, got_h = pop.bodies[i].copy(), pop.headers[i].copy()
+            n1 = _mutate_from(want_b, want_h, P, pm, r1, *ctx, _scratch(problem), a)
+            n2 = _mutate_simple(got_b, got_h, pm, r2, P[8], a, np.empty(problem.n_procs, np.int64))
+            assert n1 == n2
+            np.testing.assert_array_equal(got_b, want_b)
+            np.testing.assert_array_equal(got_h, want_h)
+            assert r1.random() == r2.random()   # the same number of draws

@@ -32,24 +32,25 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
     c1 = rng.integers(0, C)
     c2 = rng.integers(c1 + 1, C + 1)
     if P[11]:   # every job non-parallel, no dependencies: the same child, fewer passes
-        _crossover_simple(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
+        _crossover_simple(body_a, header_a, body_b, header_b, P[0], P[2], P[5], P[8], P[12], c1, c2, body, header,
+                          scratch[2], scratch[9], scratch[10], scratch[11])
     else:
         _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
 
 
 @numba.njit(cache=True)
-def _crossover_simple(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
+def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, mask, anywhere, c1, c2, body, header,
+                      unit_of, missing, load, work):
     """:func:`crossover` between break points ``c1 < c2`` when every job is one process
     (``proc_job[u] == u``) and none has a predecessor; gives exactly the child of
     :func:`_crossover_general`. Kept processes are written straight into ``body`` in walk
     order (which is unit order); then, if some are missing, the loads are summed in
     process order as :func:`_append_missing` does, the missing processes are placed by
     the same rule (least load, ties to the lower index), each unit's kept segment is moved
-    right to its final offset and the appended processes fill the gaps."""
-    speed, ready, length, mask, anywhere = P[0], P[2], P[5], P[8], P[12]
+    right to its final offset and the appended processes fill the gaps. Work arrays:
+    ``unit_of[N]``, ``missing[N]``, ``load[C]``, ``work[2C]`` (scratch 2, 9, 10, 11)."""
     C = header_a.shape[0]
     N = body_a.shape[0]
-    unit_of, missing, load, work = scratch[2], scratch[9], scratch[10], scratch[11]
     kept_n = work[:C]            # kept processes per unit
     added = work[C:2 * C]        # appended processes per unit
     unit_of[:] = -1

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .crossover import _backfill_missing, crossover
+from .crossover import _backfill_missing, _crossover_simple, crossover
 from .model import decode_into, segment_starts
 from .objectives import MAKESPAN, better, fitness, tau as docking_gap
 
@@ -199,6 +199,31 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
 
 
 @numba.njit(cache=True)
+def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
+    """:func:`_mutate_from` when every job is one process (``proc_job[u] == u``) and none
+    has a predecessor: the same draws and swaps as :func:`_try_gene_swap`, with only the
+    arrays it uses (``unit_at[N]`` is work space). The header does not change."""
+    N = body.shape[0]
+    i = 0
+    for m in range(header.shape[0]):
+        for _ in range(header[m]):
+            unit_at[i] = m
+            i += 1
+    done = 0
+    while a < N:
+        if N >= 2:   # (one gene: no partner, no draw)
+            b = rng.integers(0, N - 1)
+            if b >= a:
+                b += 1
+            ja, jb = body[a], body[b]
+            if mask[ja, unit_at[b]] and mask[jb, unit_at[a]]:
+                body[a], body[b] = jb, ja
+                done += 1
+        a += rng.geometric(pm)
+    return done
+
+
+@numba.njit(cache=True)
 def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
     """``n`` swap attempts at uniform positions (perturbs the initial individuals)."""
     N = body.shape[0]
@@ -232,24 +257,9 @@ def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch):
     other objectives get ``start`` and ``dur`` filled as decode fills them."""
     speed, ready, prev_end, length = P[0], P[2], P[3], P[5]
     C = header.shape[0]
-    t_gap = 0.0
-    if use_tau:   # a unit's first slot starts at ``ready``
-        for m in range(C):
-            if header[m] > 0 and not np.isnan(prev_end[m]):
-                t_gap += ready[m] - prev_end[m]
+    t_gap = _tau_simple(header, ready, prev_end) if use_tau else 0.0
     if objective == MAKESPAN:
-        best = -np.inf
-        i = 0
-        for m in range(C):
-            n = header[m]
-            if n == 0:
-                continue
-            t = ready[m]
-            for _ in range(n):
-                t += length[body[i]] / speed[m]
-                i += 1
-            best = max(best, t)
-        return True, t_gap, best - period_end
+        return True, t_gap, _makespan_simple(body, header, speed, ready, length, period_end)
     start, dur = scratch[0], scratch[1]
     i = 0
     for m in range(C):
@@ -261,6 +271,41 @@ def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch):
             t += dur[j]
             i += 1
     return True, t_gap, fitness(body, header, P, start, dur, objective, period_end)
+
+
+@numba.njit(cache=True)
+def _tau_simple(header, ready, prev_end) -> float:
+    """Docking gap when a unit's first slot starts at ``ready`` (as :func:`objectives.tau`)."""
+    total = 0.0
+    for m in range(header.shape[0]):
+        if header[m] > 0 and not np.isnan(prev_end[m]):
+            total += ready[m] - prev_end[m]
+    return total
+
+
+@numba.njit(cache=True)
+def _makespan_simple(body, header, speed, ready, length, period_end) -> float:
+    """Makespan of back-to-back units (process = job), the same floats as decode + makespan."""
+    best = -np.inf
+    i = 0
+    for m in range(header.shape[0]):
+        n = header[m]
+        if n == 0:
+            continue
+        t = ready[m]
+        for _ in range(n):
+            t += length[body[i]] / speed[m]
+            i += 1
+        best = max(best, t)
+    return best - period_end
+
+
+@numba.njit(cache=True)
+def _copy_row(src_b, src_h, i, dst_b, dst_h, k):
+    for x in range(src_b.shape[1]):
+        dst_b[k, x] = src_b[i, x]
+    for x in range(src_h.shape[1]):
+        dst_h[k, x] = src_h[i, x]
 
 
 @numba.njit(cache=True)
@@ -312,6 +357,10 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
     N = bodies.shape[1]
     J = P[4].shape[0]
     scratch = make_scratch(N, headers.shape[1], J)
+    speed, ready, prev_end, length, mask, anywhere = P[0], P[2], P[3], P[5], P[8], P[12]
+    unit_of, missing, load, work = scratch[2], scratch[9], scratch[10], scratch[11]
+    fast_makespan = P[11] and objective == MAKESPAN
+    unit_at = scratch[8]   # the simple mutation's unit of each body position
     # two generations' buffers used in turn; the result is copied back once at the end
     cur_b, cur_h, cur_t, cur_f = bodies, headers, taus, fits
     new_b = np.empty_like(bodies)
@@ -321,14 +370,22 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
     for g in range(n_gens):
         order = ranking(cur_t, cur_f)
         for e in range(n_elite):
-            new_b[e] = cur_b[order[e]]
-            new_h[e] = cur_h[order[e]]
+            _copy_row(cur_b, cur_h, order[e], new_b, new_h, e)
             new_t[e] = cur_t[order[e]]
             new_f[e] = cur_f[order[e]]
         k = n_elite
         while k < Z:
-            a = _tournament(cur_t, cur_f, rng, tournament)
-            b = _tournament(cur_t, cur_f, rng, tournament)
+            # two tournaments as :func:`_tournament` (written out: the calls cost more)
+            a = rng.integers(0, Z)
+            for _ in range(tournament - 1):
+                c = rng.integers(0, Z)
+                if better(cur_t[c], cur_f[c], cur_t[a], cur_f[a]):
+                    a = c
+            b = rng.integers(0, Z)
+            for _ in range(tournament - 1):
+                c = rng.integers(0, Z)
+                if better(cur_t[c], cur_f[c], cur_t[b], cur_f[b]):
+                    b = c
             do_cx = rng.random() < pc
             for child in range(2):
                 if k >= Z:
@@ -345,6 +402,19 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     rng.integers(c1 + 1, C + 1)
                     counters[1] += 1
                     counters[0] += 1
+                elif do_cx and fast_makespan:
+                    # crossover() and evaluate() of a non-parallel problem without
+                    # dependencies, called with the arrays they use
+                    C = cur_h.shape[1]
+                    c1 = rng.integers(0, C)
+                    c2 = rng.integers(c1 + 1, C + 1)
+                    _crossover_simple(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], speed, ready, length, mask,
+                                      anywhere, c1, c2, new_b[k], new_h[k], unit_of, missing, load, work)
+                    counters[1] += 1
+                    counters[0] += 1
+                    t = _tau_simple(new_h[k], ready, prev_end) if use_tau else 0.0
+                    f = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
+                    copy_parent = False
                 elif do_cx:
                     crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng, new_b[k], new_h[k], scratch)
                     counters[1] += 1
@@ -356,17 +426,22 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     else:
                         counters[2] += 1
                 if copy_parent:
-                    new_b[k] = cur_b[p1]
-                    new_h[k] = cur_h[p1]
+                    _copy_row(cur_b, cur_h, p1, new_b, new_h, k)
                 # mutate()'s first draw here: most children get no hit and need no call
                 swaps = 0
                 if pm > 0.0 and N > 0:
                     a0 = rng.geometric(pm) - 1
-                    if a0 < N:
+                    if a0 < N and P[11]:
+                        swaps = _mutate_simple(new_b[k], new_h[k], pm, rng, mask, a0, unit_at)
+                    elif a0 < N:
                         swaps = _mutate_from(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
                                              index_in_width, scratch, a0)
                 counters[3] += swaps
-                if swaps > 0:
+                if swaps > 0 and fast_makespan:
+                    t = _tau_simple(new_h[k], ready, prev_end) if use_tau else 0.0
+                    f = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
+                    counters[0] += 1
+                elif swaps > 0:
                     ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
                     counters[0] += 1
                 new_t[k] = t
