@@ -18,7 +18,6 @@ result.
 """
 from __future__ import annotations
 
-import copy
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -113,6 +112,14 @@ def _build_context(problem: Problem) -> tuple:
     return parallel, has_deps, by_width, offsets, index_in_width
 
 
+def _copy_rng(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator in the same state (as ``copy.deepcopy``, ~10x cheaper:
+    the deep copy cost ~0.15 ms per epoch)."""
+    bg = type(rng.bit_generator)(0)   # any seed: the state is overwritten
+    bg.state = rng.bit_generator.state
+    return np.random.Generator(bg)
+
+
 def _scratch(problem: Problem) -> tuple:
     return make_scratch(problem.n_procs, problem.n_units, problem.n_jobs)
 
@@ -120,7 +127,7 @@ def _scratch(problem: Problem) -> tuple:
 def init_island(problem: Problem, settings: GASettings, rng: np.random.Generator) -> IslandState:
     """Initial population: individual 0 = FCFS (non-parallel) or Backfill (parallel) with
     the mask; the others the same with random ties and ``init_mutations`` swap attempts."""
-    rng = copy.deepcopy(rng)
+    rng = _copy_rng(rng)
     P = problem.arrays()
     parallel, has_deps, by_width, offsets, index_in_width = _context(problem)
     heuristic = backfill_kernel if parallel else fcfs_kernel
@@ -155,7 +162,7 @@ def island_epoch(state: IslandState, problem: Problem, settings: GASettings, n_g
     generations. Returns ``(new state, hist_tau[n_gens], hist_fit[n_gens])``; the input
     state is left as it was."""
     s = IslandState(state.bodies.copy(), state.headers.copy(), state.taus.copy(), state.fits.copy(),
-                    copy.deepcopy(state.rng), state.counters.copy())
+                    _copy_rng(state.rng), state.counters.copy())
     if incoming is not None and incoming[0].shape[0] > 0:
         worst = ranking(s.taus, s.fits)[::-1][: incoming[0].shape[0]]
         s.bodies[worst], s.headers[worst], s.taus[worst], s.fits[worst] = incoming
