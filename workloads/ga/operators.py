@@ -352,6 +352,13 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
 
     ``hist_tau[g], hist_fit[g]`` get the island's best after generation g. ``counters``
     accumulates [evaluations, crossovers, crossover fallbacks to parent A, mutation swaps].
+    A crossover of equal parents (no parallel jobs) counts as a crossover and an evaluation
+    though its child is parent A, whose values are reused.
+
+    Non-parallel problems without dependencies (``P[11]``) take fast paths that give the
+    same draws and bit-identical results (``tests/test_ga_fastpaths.py``): numba calls that
+    pass the problem tuple cost ~0.3 us each, so the hot loop calls kernels with only the
+    arrays they use.
     """
     Z = bodies.shape[0]
     N = bodies.shape[1]
