@@ -21,7 +21,7 @@ from .tasks import pilot, run_replications
 
 DEFAULT_BATCH_SECONDS = 2.0
 PILOT_SECONDS = 0.3
-TASKS_PER_WORKER = 4  # at least this many tasks per worker, so no core idles at the end
+TASKS_PER_WORKER = 8  # at least this many tasks per worker, so the idle tail at the end stays short
 MAX_TRIES = 2  # a task that raises is retried once
 MAX_LOST = 5  # tries of a task whose worker died (walltime, node failure): not the task's fault
 
