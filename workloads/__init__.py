@@ -9,6 +9,9 @@ import pkgutil
 from types import ModuleType
 
 from ._contract import Metric, Param, substream_seeds, substreams
+from ._numba_cache import drop_stale_caches
+
+drop_stale_caches()  # before any kernel module is imported
 
 __all__ = ["Metric", "Param", "get", "names", "substreams", "substream_seeds", "UnknownWorkload"]
 

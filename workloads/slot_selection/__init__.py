@@ -24,43 +24,12 @@ Building blocks for other workloads (``cyclic``): :func:`workloads.environment.g
 """
 from __future__ import annotations
 
-import hashlib
 import time
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
-
-
-def _drop_stale_kernel_caches() -> None:
-    """Delete this package's numba caches when any of its modules changed.
-
-    Why: numba checks only the source file of each cached kernel, but the kernels here call
-    kernels of sibling modules (``aep`` calls ``exact``, ``greedy``, ...), so an edit of one
-    module would otherwise leave the others running stale machine code.
-    """
-    here = Path(__file__).parent
-    digest = hashlib.sha1(b"".join(p.read_bytes() for p in sorted(here.glob("*.py")))).hexdigest()
-    cache = here / "__pycache__"
-    stamp = cache / "kernels.sha1"
-    try:
-        if stamp.read_text() == digest:
-            return
-    except OSError:
-        pass        # no stamp yet
-    try:
-        for f in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
-            f.unlink(missing_ok=True)
-        cache.mkdir(exist_ok=True)
-        stamp.write_text(digest)
-    except OSError:
-        pass        # a read-only install: nothing to clean, numba recompiles in memory
-
-
-_drop_stale_kernel_caches()
-
 from ..environment import generate_environment, job_on_nodes
 from .aep import AEP_ALGORITHMS, Window, aep_search, cut_window, draw_uniforms
 from .csa import Alternatives, csa_search
