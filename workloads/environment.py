@@ -45,6 +45,22 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ._contract import Param
+
+#: The environment parameters shared by every workload built on this generator
+#: (slot_selection, cyclic): declared once so their names, ranges and texts never drift.
+ENVIRONMENT_PARAMS = (
+    Param("price_sigma", "float", 0.2, "sd of the price deviation e_k (truncated to [-0.5, 0.5])", low=0.0),
+    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k)", low=0.0, high=10.0),
+    Param("perf_min", "float", 2.0, "lowest node performance; also p_ref", low=1e-9),
+    Param("perf_max", "float", 10.0, "highest node performance", low=1e-9),
+    Param("perf_integer", "bool", True, "integer performances (else uniform reals on the same range)"),
+    Param("local_load_min", "float", 0.1, "lowest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_load_max", "float", 0.5, "highest local busy fraction L_k", low=0.0, high=0.99),
+    Param("local_task_min", "float", 10.0, "shortest local task (time)", low=1e-6),
+    Param("local_task_max", "float", 106.0, "longest local task (time)", low=1e-6),
+)
+
 #: Hypergeometric parameters of the local busy fraction (spec: ngood = nbad = nsample = 40).
 _HYPER_GOOD, _HYPER_BAD, _HYPER_SAMPLE = 40, 40, 40
 #: Truncation bound of the price deviation ``e_k``.

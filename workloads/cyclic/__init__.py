@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs
+from ..environment import ENVIRONMENT_PARAMS
 from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
 from .cycle import METHODS, run_cycle
@@ -37,15 +38,7 @@ PARAMS = (
     # environment (slots.md); default 24 nodes as in the source's cyclic experiments
     Param("nodes", "int", 24, "number of CPU nodes", low=1, high=100_000),
     Param("interval", "float", 600.0, "length of the scheduling interval [0, interval] (time)", low=1e-9),
-    Param("price_sigma", "float", 0.2, "sd of the price deviation e_k (truncated to [-0.5, 0.5])", low=0.0),
-    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k)", low=0.0, high=10.0),
-    Param("perf_min", "float", 2.0, "lowest node performance; also p_ref", low=1e-9),
-    Param("perf_max", "float", 10.0, "highest node performance", low=1e-9),
-    Param("perf_integer", "bool", True, "integer performances (else uniform reals on the same range)"),
-    Param("local_load_min", "float", 0.1, "lowest local busy fraction L_k", low=0.0, high=0.99),
-    Param("local_load_max", "float", 0.5, "highest local busy fraction L_k", low=0.0, high=0.99),
-    Param("local_task_min", "float", 10.0, "shortest local task (time)", low=1e-6),
-    Param("local_task_max", "float", 106.0, "longest local task (time)", low=1e-6),
+    *ENVIRONMENT_PARAMS,
     # batch (our rule for the distributions)
     Param("jobs", "int", 20, "N, jobs in the batch of a cycle", low=1, high=10_000),
     Param("job_slots_min", "int", 1, "smallest n_i (slots on distinct nodes)", low=1),

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
-from ..environment import generate_environment, job_on_nodes
+from ..environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
 from .aep import AEP_ALGORITHMS, Window, aep_search, cut_window, draw_uniforms
 from .csa import Alternatives, csa_search
 
@@ -45,15 +45,7 @@ PARAMS = (
     Param("job_slots", "int", 5, "n, slots (distinct nodes) in a window", low=1),
     Param("job_runtime", "float", 150.0, "T, reservation time on the slowest node (time)", low=1e-9),
     Param("budget", "float", 1500.0, "S, maximum window cost (money)", low=0.0),
-    Param("price_sigma", "float", 0.2, "sd of the price deviation e_k (truncated to [-0.5, 0.5])", low=0.0),
-    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k)", low=0.0, high=10.0),
-    Param("perf_min", "float", 2.0, "lowest node performance; also p_ref", low=1e-9),
-    Param("perf_max", "float", 10.0, "highest node performance", low=1e-9),
-    Param("perf_integer", "bool", True, "integer performances (else uniform reals on the same range)"),
-    Param("local_load_min", "float", 0.1, "lowest local busy fraction L_k", low=0.0, high=0.99),
-    Param("local_load_max", "float", 0.5, "highest local busy fraction L_k", low=0.0, high=0.99),
-    Param("local_task_min", "float", 10.0, "shortest local task (time)", low=1e-6),
-    Param("local_task_max", "float", 106.0, "longest local task (time)", low=1e-6),
+    *ENVIRONMENT_PARAMS,
     Param("algorithm", "str", "amp", "the search algorithm", choices=ALGORITHMS),
     Param("greedy_budget_test", "str", "swap", "budget test of the min_runtime/min_finish greedy swap",
           choices=("swap", "literal")),
