@@ -72,7 +72,7 @@ def _ctz(x) -> int:
     return _DEBRUIJN_TABLE[(low * _DEBRUIJN) >> np.uint64(58)]
 
 
-@kernel
+@kernel_inline
 def bit_set(bits, rank: int, on: bool) -> None:
     """Mark node of rank ``rank`` as having free cores (on) or not."""
     w = rank >> 6

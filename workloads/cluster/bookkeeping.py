@@ -24,8 +24,8 @@ from . import allocation, events, profile
 
 # ctr slots
 (I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_NEXT, I_QH,
- I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE) = range(18)
-N_CTR = 18
+ I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END) = range(21)
+N_CTR = 21
 # clk slots: masked clocks and integrals
 C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX = range(10)
 N_CLK = 10
@@ -113,6 +113,7 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
     ptr = ctr[I_CURSOR]
     alloc_ptr[j] = ptr
     smin = np.inf
+    speed_free = clk[C_SPEEDFREE]     # a local: the loop's stores go to node arrays only
     for a in range(m):
         i = cand_node[a]
         k = cand_k[a]
@@ -123,11 +124,12 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
             fdk[i] -= k * dr
         if fc[i] == 0:
             allocation.bit_set(bits, order_rank[i], False)
-        clk[C_SPEEDFREE] -= speed[i] * k
+        speed_free -= speed[i] * k
         alloc_node[ptr + a] = i
         alloc_k[ptr + a] = k
         if speed[i] < smin:
             smin = speed[i]
+    clk[C_SPEEDFREE] = speed_free
     ctr[I_CURSOR] = ptr + m
     ctr[I_FREE] -= n
     ctr[I_STARTED] += 1
@@ -168,6 +170,7 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
     acc_u, acc_m, acc_d = acc[1], acc[2], acc[3]
     dm = clk[C_MDELTA] - mstart[j]
     ptr = alloc_ptr[j]
+    speed_free = clk[C_SPEEDFREE]
     for a in range(nused[j]):
         i = alloc_node[ptr + a]
         k = alloc_k[ptr + a]
@@ -182,7 +185,8 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
         if fc[i] == 0:
             allocation.bit_set(bits, order_rank[i], True)
         fc[i] += k
-        clk[C_SPEEDFREE] += speed[i] * k
+        speed_free += speed[i] * k
+    clk[C_SPEEDFREE] = speed_free
     ctr[I_FREE] += n
     ctr[I_RVER] += 1
     end[j] = now

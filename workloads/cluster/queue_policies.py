@@ -21,8 +21,9 @@ estimates, so no reservation is ever delayed; at the start the unused tail is gi
 back and the queue compressed. With homogeneous speed 1 both are simply ``t``.
 
 Each pass takes the same state tuples as ``bookkeeping.start_job``. The queue array
-``q[ctr[I_QH]:ctr[I_QT]]`` holds the waiting jobs in queue order, with -1 where a job
-has started (``ctr[I_Q]`` live ones); a scan that stops early (no free core left) then
+``q[ctr[I_QH]:ctr[I_QT]]`` holds the waiting jobs in queue order as entries
+``cores << 32 | job`` (:func:`entry`), so a scan tests a job's size without touching the
+job arrays, with :data:`HOLE` (larger than any size) where a job has started (``ctr[I_Q]`` live ones); a scan that stops early (no free core left) then
 costs only what it scanned, and :func:`compact` squeezes the holes out now and then.
 """
 from __future__ import annotations
@@ -32,8 +33,19 @@ import numpy as np
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
-    C_SHADOW, C_SMAX, I_ARRIVED, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_RVER, I_SEQ,
-    I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_job)
+    C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER, I_Q, I_QH,
+    I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_job)
+
+
+#: A started job's place in the queue; its "size" (``HOLE >> 32``) exceeds any cluster.
+HOLE = np.int64(1) << np.int64(62)
+_JOB = np.int64(0xFFFFFFFF)
+
+
+@kernel_inline
+def entry(n: int, j: int) -> int:
+    """The queue entry of job j of n cores (jobs and cores below 2**30)."""
+    return (n << 32) | j
 
 
 @kernel_inline
@@ -50,7 +62,7 @@ def compact(q, ctr) -> None:
     """Remove the holes of started jobs; the live jobs keep their order."""
     w = ctr[I_QH]
     for k in range(ctr[I_QH], ctr[I_QT]):
-        if q[k] >= 0:
+        if q[k] != HOLE:
             q[w] = q[k]
             w += 1
     ctr[I_QT] = w
@@ -67,8 +79,9 @@ def _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, can
                  policy_q) -> int:
     """Start the queue head while it fits; returns the first job left (-1: queue empty)."""
     while ctr[I_QH] < ctr[I_QT]:
-        j = q[ctr[I_QH]]
-        if j >= 0:
+        v = q[ctr[I_QH]]
+        if v != HOLE:
+            j = v & _JOB
             m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
             if m < 0:
                 return j
@@ -93,14 +106,15 @@ def scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     Leaves the queue without holes (MPFS inserts by binary search)."""
     w = ctr[I_QH]
     for k in range(ctr[I_QH], ctr[I_QT]):
-        j = q[k]
-        if j < 0:
+        v = q[k]
+        if v == HOLE:
             continue
+        j = v & _JOB
         m = -1
         if ctr[I_FREE] > 0:
             m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
         if m < 0:
-            q[w] = j
+            q[w] = v
             w += 1
         else:
             start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
@@ -118,48 +132,88 @@ def _min_speed(speed, cand_node, m) -> float:
 
 
 @kernel_inline
+def _end_easy_pass(q, ctr, head: int) -> None:
+    """Remember the state a pass ended in (see :func:`_first_to_scan`)."""
+    _maybe_compact(q, ctr)
+    ctr[I_PASS_HEAD] = head
+    ctr[I_PASS_VER] = ctr[I_RVER]
+    ctr[I_SCAN_END] = ctr[I_QT]
+
+
+@kernel_inline
+def _first_to_scan(head: int, ctr, clk, alloc_policy: int) -> int:
+    """Queue position where EASY's backfill scan starts.
+
+    Normally right after the head. But if no job started or ended since the last pass
+    (only arrivals happened) and the head is the same, every job the last pass scanned
+    failed against a state at least as generous as now's (free cores and ``extra`` only
+    fell during that pass, the shadow is the same and ``now`` is later), so only the new
+    arrivals at the tail need a look. This needs the fit test to be monotone and draw
+    nothing: homogeneous speeds (else a smaller free set may give faster nodes) and no
+    random_first (it draws at every try).
+    """
+    k0 = ctr[I_QH] + 1
+    if (ctr[I_PASS_HEAD] == head and ctr[I_PASS_VER] == ctr[I_RVER] and clk[C_SMIN] == clk[C_SMAX]
+            and alloc_policy != allocation.RANDOM_FIRST and ctr[I_SCAN_END] > k0):
+        k0 = ctr[I_SCAN_END]
+    return k0
+
+
+@kernel_inline
+def _shadow(head: int, jb, run, ctr, clk):
+    """(shadow time, extra cores) of the head: the first estimated end at which it fits,
+    every job ending at that instant counted. Cached while the head, the running set and
+    the free cores (``I_RVER``) stay the same."""
+    if ctr[I_SH_HEAD] == head and ctr[I_SH_VER] == ctr[I_RVER]:
+        return clk[C_SHADOW], ctr[I_SH_EXTRA]
+    run_end, run_n, _run_job = run
+    need = jb[1][head]
+    avail = ctr[I_FREE]
+    shadow = np.inf
+    extra = 0
+    r = ctr[I_R]
+    for k in range(r):
+        avail += run_n[k]
+        if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
+            shadow = run_end[k]
+            extra = avail - need
+            break
+    ctr[I_SH_HEAD] = head
+    ctr[I_SH_VER] = ctr[I_RVER]
+    ctr[I_SH_EXTRA] = extra
+    clk[C_SHADOW] = shadow
+    return shadow, extra
+
+
+@kernel_inline
 def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
     head = _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
                         alloc_policy, policy_q)
     if head < 0:
+        _end_easy_pass(q, ctr, head)
         return
     bound = out[5]
     if ctr[I_FREE] == 0 and not np.isnan(bound[head]):
+        _end_easy_pass(q, ctr, head)
         return                    # nothing can backfill, and the head's guarantee is recorded
-    if ctr[I_SH_HEAD] == head and ctr[I_SH_VER] == ctr[I_RVER]:
-        shadow = clk[C_SHADOW]    # same head, same running set and free cores as last time
-        extra = ctr[I_SH_EXTRA]
-    else:
-        run_end, run_n, _run_job = run
-        need = jb[1][head]
-        avail = ctr[I_FREE]
-        shadow = np.inf
-        extra = 0
-        r = ctr[I_R]
-        for k in range(r):
-            avail += run_n[k]
-            if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
-                shadow = run_end[k]
-                extra = avail - need
-                break
-        ctr[I_SH_HEAD] = head
-        ctr[I_SH_VER] = ctr[I_RVER]
-        ctr[I_SH_EXTRA] = extra
-        clk[C_SHADOW] = shadow
     if np.isnan(bound[head]):
-        bound[head] = shadow
+        bound[head] = _shadow(head, jb, run, ctr, clk)[0]
     est = jb[4]
     speed = nd[3]
-    for k in range(ctr[I_QH] + 1, ctr[I_QT]):
+    have_shadow = False
+    shadow = np.inf
+    extra = 0
+    for k in range(_first_to_scan(head, ctr, clk, alloc_policy), ctr[I_QT]):
         if ctr[I_FREE] == 0:      # nothing more can start
             break
-        j = q[k]
-        if j < 0:
-            continue
-        n = jb[1][j]
+        n = q[k] >> 32
         if n > ctr[I_FREE]:
-            continue
+            continue              # also skips holes
+        if not have_shadow:       # wanted only once some job fits the free cores
+            shadow, extra = _shadow(head, jb, run, ctr, clk)
+            have_shadow = True
+        j = q[k] & _JOB
         if n > extra and now + est[j] / clk[C_SMAX] > shadow:
             continue              # would end after the shadow even on the fastest nodes
         m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
@@ -170,9 +224,9 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
                     extra -= n
                 start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
                           policy_q)
-                q[k] = -1
+                q[k] = HOLE
                 ctr[I_Q] -= 1
-    _maybe_compact(q, ctr)
+    _end_easy_pass(q, ctr, head)
 
 
 @kernel_inline
@@ -199,17 +253,17 @@ def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
         return
     ctr[I_DUE] = 0
     for k in range(ctr[I_QH], ctr[I_QT]):
-        j = q[k]
-        if j >= 0 and res[j] == now:
+        j = q[k] & _JOB
+        if q[k] != HOLE and res[j] == now:
             m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
             if m >= 0:
                 start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
                           policy_q)
-                q[k] = -1
+                q[k] = HOLE
                 ctr[I_Q] -= 1
             else:   # only possible if memory/disk bind, which check_params forbids
                 ctr[I_UNPLACEABLE] += 1
-    while ctr[I_QH] < ctr[I_QT] and q[ctr[I_QH]] < 0:
+    while ctr[I_QH] < ctr[I_QT] and q[ctr[I_QH]] == HOLE:
         ctr[I_QH] += 1
     _maybe_compact(q, ctr)
 
@@ -223,9 +277,9 @@ def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof
         ctr[I_COMPRESS] = 0
         pm_ok = False
         for k in range(ctr[I_QH], ctr[I_QT]):
-            j = q[k]
-            if j < 0:
+            if q[k] == HOLE:
                 continue
+            j = q[k] & _JOB
             r = res[j]
             n = jb[1][j]
             if np.isnan(r):                 # arrived now: first placement
@@ -247,7 +301,7 @@ def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof
                 pm_ok = False
     else:
         for k in range(ctr[I_QT] - ctr[I_ARRIVED], ctr[I_QT]):   # this time's arrivals, at the tail
-            j = q[k]
+            j = q[k] & _JOB
             _reserve(j, profile.earliest(pt, pf, meta, now, jb[1][j], dplan[j], np.inf), now, jb, out, heap, ctr,
                      prof, res, dplan)
     start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,

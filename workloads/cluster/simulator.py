@@ -21,7 +21,7 @@ from .bookkeeping import (
     CL_MASKS, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS, I_ARRIVED, I_DUE,
     I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES,
     _advance_clocks, _record_state, finish_job)
-from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
+from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
 #: Modules whose numba functions are compiled into :func:`_run` (extend when adding one).
@@ -53,18 +53,18 @@ def _enqueue(q, ctr, j: int, n, mpfs: bool) -> None:
     MPFS queue has no holes: its scan pass compacts it)."""
     qt = ctr[I_QT]
     if not mpfs:
-        q[qt] = j
+        q[qt] = entry(n[j], j)
     else:   # after every job with >= cores
         lo, hi = ctr[I_QH], qt
         while lo < hi:
             mid = (lo + hi) >> 1
-            if n[q[mid]] >= n[j]:
+            if q[mid] >> 32 >= n[j]:
                 lo = mid + 1
             else:
                 hi = mid
         for k in range(qt, lo, -1):
             q[k] = q[k - 1]
-        q[lo] = j
+        q[lo] = entry(n[j], j)
     ctr[I_QT] = qt + 1
     ctr[I_Q] += 1
 
