@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import workloads.cluster as C
 from workloads.cluster import flow, simulate
 from workloads.cluster import netsched as NS, network, topo_allocation as A, topology as T
 
@@ -124,12 +125,12 @@ def test_run_batch_reproducible_and_network_costs_time(engine):
              **engine)
     seeds = np.array([3, 4], np.uint64)
     a, b = NS.run_batch(p, seeds), NS.run_batch(p, seeds)
-    for m in NS.METRICS:
+    for m in C.METRICS:
         if not m.timing:
             assert np.array_equal(a[m.name], b[m.name], equal_nan=True), m.name
     assert (a["contention"] >= 1.0).all() and (a["mb"] > 0).all() and (a["packet_events"] > 0).all()
-    assert NS.check_params(dict(topology="star", allocation="mbs"))            # names the mismatch
-    assert NS.check_params(dict(topology="torus", topology_size=[4, 4], nodes=64))
+    assert C.check_params(dict(network="packet", topology="star", allocation="mbs"))     # names the mismatch
+    assert C.check_params(dict(network="packet", topology="torus", topology_size=[4, 4], nodes=64))
 
 
 def test_coupled_run_equals_standalone_network_run():
@@ -159,7 +160,7 @@ def test_random_configurations_keep_invariants(seed, case):
                                speeds=["homogeneous", "heterogeneous"][int(rng.integers(2))],
                                message_mean=float(rng.choice([300.0, 3000.0])), time_scale=1e-4,
                                t_routing=float(rng.choice([0.0, 1e-6])), mem_high=4e6, node_memory=8e6))
-    assert NS.check_params(p) == []
+    assert C.check_params(p) == []
     f, comm = NS.replication_inputs(p, seed)
     res, sim, allocs, _ = NS.simulate_network(p, f, comm, NS._topology(p))
     assert not np.isnan(res.end).any() and (res.start >= f.submit).all() and (res.end > res.start).all()

@@ -1,9 +1,19 @@
-"""``cluster``: batch scheduling of rigid parallel jobs on a cluster (part 1: no network).
+"""``cluster``: batch scheduling of rigid parallel jobs on a cluster, with or without its network.
 
 Spec: ``shared/spec/cluster.md`` and ``shared/spec/lublin_feitelson.md``. A replication
 generates (or reads) one job flow, simulates it event by event (``simulator.py``) with
 one queue policy (``queue_policies.py``) and one allocation policy (``allocation.py``),
 and reports the metrics of ``metrics.py``.
+
+``network = 'none'`` (default) is part 1: computation only, as above. ``network =
+'packet'`` is part 2 (``netsched.py``): every job is an SPMD program on the packet
+network of ``topology`` / ``layout`` (parameters in ``network_params.py``); part 1's
+allocation policies then run in the numba kernel with the network inside
+(``netsim.py``), the topology-aware methods of ``topo_allocation.py`` (allowed only with
+the network on) in a Python job-level scheduler with every queue policy
+(``topo_backfill.py``). The engine is imported only when the network is on (it imports
+this package for the job flows). Network metrics are NaN when the network is off (no
+reason code: a non-zero reason would mark every part-1 replication "no result").
 
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
@@ -25,7 +35,8 @@ import numpy as np
 from .._contract import Param, empty_outputs, substream_seeds, substreams
 from . import lublin, swf
 from .allocation import NAMES as ALLOCATIONS
-from .metrics import METRICS, REASONS, compute, offered_load
+from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
+from .network_params import NETWORK_METRICS, NETWORK_PARAMS, TOPO_METHODS, resolve_layout
 from .simulator import CL_MASKS, QUEUE_NAMES, Result, simulate
 
 __all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow"]
@@ -52,15 +63,26 @@ PARAMS = (
     Param("disk_low", "float", 0.0, "per-process disk lower bound (KB, uniform)", low=0.0),
     Param("disk_high", "float", 8_388_608.0, "per-process disk upper bound (KB, uniform)", low=0.0),
     Param("queue", "str", "mpfs_scan", "queue policy", choices=QUEUE_NAMES),
-    Param("allocation", "str", "first_fit", "allocation policy", choices=ALLOCATIONS),
+    Param("allocation", "str", "first_fit", "allocation policy: part 1's, or a topology-aware method "
+          "(network = 'packet' only)", choices=tuple(ALLOCATIONS) + TOPO_METHODS),
     Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
           choices=CL_MASKS),
     Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
-)
+) + NETWORK_PARAMS
+
+METRICS = CORE_METRICS + NETWORK_METRICS
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
+    try:
+        params = _with_defaults(params)
+    except ValueError:
+        return [f"layout {params.get('layout')!r} is not kind[:AxBxC] with numeric sizes"]
     errors = []
+    topo_aware = params["allocation"] in TOPO_METHODS
+    if params["network"] == "none" and topo_aware:
+        errors.append(f"allocation {params['allocation']!r} is topology-aware: it needs network = 'packet'; "
+                      f"with network = 'none' allocation is one of {', '.join(ALLOCATIONS)}")
     if params["source"] == "swf" and not params["trace"]:
         errors.append("source = 'swf' needs trace (a path to an .swf or .swf.gz file)")
     if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
@@ -77,14 +99,26 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
                           "a process could fit on no node")
         binding = (params["cores"] * params["mem_high"] > params["node_memory"]
                    or params["cores"] * params["disk_high"] > params["node_disk"])
-        if binding and params["queue"] in ("easy", "conservative"):
+        if binding and params["queue"] in ("easy", "conservative") and not topo_aware:
             errors.append(
                 f"queue = {params['queue']!r} plans with core counts, so memory and disk must never bind: need "
                 f"cores × mem_high <= node_memory ({params['cores']} × {params['mem_high']} vs "
                 f"{params['node_memory']}) "
                 f"and cores × disk_high <= node_disk ({params['cores']} × {params['disk_high']} vs "
                 f"{params['node_disk']}); use fcfs or mpfs_scan for memory-bound studies")
+    if params["network"] != "none":
+        if params["source"] != "lublin":
+            errors.append(f"network = {params['network']!r} needs source = 'lublin' (generated flows on the "
+                          f"topology's nodes), not {params['source']!r}")
+        from . import netsched          # the engine imports this package: import it only when needed
+        errors += netsched.check_network(params)
     return errors
+
+
+def late_starts(res: Result) -> float:
+    """Jobs that started after their guaranteed start (``Result.bound``; NaN bound: none)."""
+    with np.errstate(invalid="ignore"):
+        return float(np.sum(res.start > res.bound))
 
 
 class Flow:
@@ -147,8 +181,13 @@ def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
     rng_cluster, rng_jobs, _rng_comm, _rng_alloc = substreams(seed, 4)
     alloc_seed = int(substream_seeds(seed, 4)[3])
     if params["source"] == "swf":
-        return _trace_flow(params, rng_cluster), alloc_seed
-    return _lublin_flow(params, rng_cluster, rng_jobs), alloc_seed
+        f = _trace_flow(params, rng_cluster)
+    else:
+        f = _lublin_flow(params, rng_cluster, rng_jobs)
+    scale = params.get("time_scale", 1.0)
+    if scale != 1.0:                     # the load of eq. (8) is unchanged: all times scale together
+        f.tau, f.estimate, f.submit = (x * scale for x in (f.tau, f.estimate, f.submit))
+    return f, alloc_seed
 
 
 def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]:
@@ -168,15 +207,23 @@ def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]
 def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
     p = {q.name: q.default for q in PARAMS}
     p.update(params)
+    resolve_layout(p)
     return p
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    if _with_defaults(params)["network"] != "none":
+        from . import netsched
+        return netsched.run_batch(params, seeds)
     out = empty_outputs(METRICS, len(seeds))
     for r, seed in enumerate(seeds):
         f, res, wall = schedule(params, int(seed))
         values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores,
                                  _with_defaults(params)["bsld_threshold"])
+        ok = (res.killed == 0) & ~np.isnan(res.end)
+        values["mean_job_time"] = float(np.mean(res.end[ok] - res.start[ok])) if ok.any() else np.nan
+        values["late_starts"] = late_starts(res)
+        values["shape_delays"] = 0.0     # part 1's policies place any job whose cores are free
         values["dropped_jobs"] = float(f.dropped)
         values["dropped_too_large"] = float(f.dropped_too_large)
         values["offered_load"] = offered_load(f.cores_req, f.tau, f.submit, f.node_speed, f.node_cores)

@@ -1,4 +1,4 @@
-"""``workloads.cluster.netsched``: the cluster workload with its network (part 2).
+"""The network engine of the ``cluster`` workload (part 2, ``network = 'packet'``).
 
 Part 1's job flows (``workloads.cluster.flow``: same streams, same jobs) run as SPMD
 programs on the packet network of ``spmd.py`` / ``network.py``. Two engines:
@@ -8,24 +8,23 @@ programs on the packet network of ``spmd.py`` / ``network.py``. Two engines:
   (``netsim.py``);
 - the topology-aware methods of ``topo_allocation.py`` (Python, whole idle nodes) run
   under a scheduler written in Python at job granularity (one Python step per event
-  time with an arrival, job end or kill; every packet event still runs in numba), with
-  ``fcfs`` and ``mpfs_scan``. For first_fit both engines give identical schedules
-  (tested), so the Python scheduler is also an oracle of the kernel.
+  time with an arrival, job end, kill or reservation wake-up; every packet event still
+  runs in numba), with every queue policy of ``topo_backfill.py`` (FCFS, MPFS scan, EASY
+  and conservative backfilling counted in idle nodes). For first_fit both engines give
+  identical schedules (tested), so the Python scheduler is also an oracle of the kernel.
 
-Job real times come from the simulation; a job still running at ``start + t / min s``
-is killed.
+Parameters and metrics are declared in ``network_params.py`` and are the ``cluster``
+workload's (``workload = "cluster"`` with ``network = "packet"``); ``cluster.run_batch``
+calls :func:`run_batch` here. Job real times come from the simulation; a job still
+running at ``start + t / min s`` is killed.
 
 Event order at one time (spec "Simulation"): arrivals, packet events (link ends, then
-routing ends), computation ends, kills, one scheduling pass if anything but packet
-events happened, then the jobs it started (their first messages are sent then).
-Metrics are part 1's (``metrics.compute``) over the same integrals, plus SD, MB and
-the measured contention.
-
-JD is part 1's ``spread`` metric (distinct nodes / cores requested).
-
-Still to do for a full integration: topology-aware methods as numba allocation
-policies inside part 1's ``allocation.choose`` (then backfilling works with them too),
-and this module's parameters merged into ``cluster/__init__.py``.
+routing ends), computation ends, kills, reservation wake-ups, one scheduling pass if
+an arrival, job end or kill happened (else, if a reservation is due, only the due jobs
+start), then the jobs started at that time (their first messages are sent then).
+Metrics are part 1's (``metrics.compute``) over the same integrals, plus SD, MB, the
+measured contention, late starts and shape delays. JD is part 1's ``spread`` metric
+(distinct nodes / cores requested).
 
 Random streams: part 1's four, in its order; stream 2 (communication) gives, per job,
 ``iters ~ U{1 … iters_max}`` (n draws), the pattern (n draws, used when
@@ -39,70 +38,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs, substream_seeds, substreams
-from . import PARAMS as CLUSTER_PARAMS, check_params as cluster_check_params, flow as make_flow
-from . import comm_metrics, topo_allocation, topology
+from .._contract import empty_outputs, substream_seeds, substreams
+from . import METRICS, _with_defaults as cluster_defaults, flow as make_flow, late_starts
+from . import comm_metrics, netsim, spmd, topo_allocation, topo_backfill, topology
 from . import network as net
-from . import spmd
-from .metrics import METRICS as CLUSTER_METRICS, REASONS, compute, offered_load  # REASONS: this workload's too
+from .metrics import compute, offered_load
 from .simulator import Result
 
-from .allocation import NAMES as PART1_ALLOCATIONS
-from .bookkeeping import QUEUE_NAMES
-from . import netsim
 
-ALLOCATIONS = tuple(PART1_ALLOCATIONS) + tuple(topo_allocation.METHODS)
-_SKIP = {"queue", "allocation", "source", "trace", "trace_max_procs", "trace_load"}
-
-PARAMS = tuple(p for p in CLUSTER_PARAMS if p.name not in _SKIP) + (
-    Param("queue", "str", "mpfs_scan", "queue policy (topology-aware allocation: fcfs or mpfs_scan only)",
-          choices=QUEUE_NAMES),
-    Param("allocation", "str", "first_fit", "allocation: part 1's policies (numba kernel, netsim.py) or a "
-          "topology-aware method (Python scheduler)", choices=ALLOCATIONS),
-    Param("topology", "str", "fat_tree", "interconnect", choices=topology.KINDS),
-    Param("topology_size", "floats", (), "sizes: star (p); fat_tree (leaves, per_leaf, spines); torus (k1, k2[, k3]); "
-          "kary_ntree (k, n); empty = the spec's default for 64 nodes"),
-    Param("layout", "str", "", "topology and sizes in one sweepable string, e.g. 'torus:4x4x4', 'fat_tree:8x8x4', "
-          "'star:64', 'kary_ntree:4x3', 'torus' (default sizes); overrides topology and topology_size when set"),
-    Param("ties", "str", "lowest_id", "tie rule among equal shortest next hops (trees; tori use dimension order)",
-          choices=topology.TIES),
-    Param("torus_routing", "str", "dimension_order", "routing on tori and cubes (trees and stars: shortest up/down)",
-          choices=("dimension_order", "shortest")),
-    Param("bandwidth", "float", 1.25e9, "link bandwidth per direction (bytes/s; inf = no transmission time)",
-          low=1e-300),
-    Param("packet_size", "float", 1024.0, "packet size g (bytes)", low=1.0),
-    Param("header", "float", 64.0, "packet header h (bytes), h < g", low=0.0),
-    Param("t_routing", "float", 1e-6, "routing stage service time (s)", low=0.0),
-    Param("iters_max", "int", 20, "iterations per job ~ U{1 ... iters_max}", low=1),
-    Param("pattern", "str", "mixed", "communication pattern of every job; mixed = uniform per job",
-          choices=("mixed",) + spmd.PATTERNS),
-    Param("message_mean", "float", 65536.0, "mean message size per arc and iteration (bytes, exponential)",
-          low=1e-9),
-    Param("page_side", "int", 1, "paging: page side in nodes", low=1),
-    Param("time_scale", "float", 1.0, "multiplies every job's tau, estimate and submit time (our rule: Lublin "
-          "runtimes are seconds to hours, messages microseconds; scaling the flow lets the network matter)",
-          low=1e-12),
-)
-
-METRICS = CLUSTER_METRICS + (
-    Metric("sd", "hops", "SD: mean over jobs of the sum over process pairs of the hop distance of their nodes"),
-    Metric("mb", "s", "MB: mean time from a blocking receive's call to the arrival of its message"),
-    Metric("contention", "1", "sum of measured message times / sum of their idle-network times"),
-    Metric("mean_job_time", "s", "mean real time T of the jobs that were not killed"),
-    Metric("packet_events", "events", "link-end and routing-end events simulated"),
-    Metric("packet_events_per_second", "events/s", "packet events per second of simulation wall time", timing=True),
-)
-
-
-def check_params(params: Mapping[str, Any]) -> list[str]:
+def check_network(p: Mapping[str, Any]) -> list[str]:
+    """Errors of the network parameters (``p`` with defaults, layout resolved)."""
     errors = []
-    try:
-        p = _with_defaults(params)
-    except ValueError:
-        return [f"layout {params.get('layout')!r} is not kind[:AxBxC] with integer sizes"]
     if p["topology"] not in topology.KINDS:
-        return [f"layout {params.get('layout')!r}: topology {p['topology']!r} not one of {', '.join(topology.KINDS)}"]
-    errors += cluster_check_params(p)             # part 1's rules (memory/disk bounds, backfilling)
+        return [f"layout {p.get('layout')!r}: topology {p['topology']!r} not one of {', '.join(topology.KINDS)}"]
     if p["header"] >= p["packet_size"]:
         errors.append(f"header ({p['header']}) must be smaller than packet_size ({p['packet_size']})")
     alloc = p["allocation"]
@@ -114,9 +62,6 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         kinds = topo_allocation.METHODS[alloc][1] if alloc in topo_allocation.METHODS else topology.KINDS
         if topo.kind not in kinds:
             errors.append(f"allocation {alloc!r} works on topology {', '.join(kinds)}, not {p['topology']!r}")
-        if alloc in topo_allocation.METHODS and p["queue"] not in ("fcfs", "mpfs_scan"):
-            errors.append(f"queue {p['queue']!r} with allocation {alloc!r}: topology-aware methods run in the "
-                          "Python scheduler, which has fcfs and mpfs_scan only")
         if topo.n_nodes != p["nodes"]:
             errors.append(f"topology {p['topology']!r} {list(p['topology_size'])} has {topo.n_nodes} nodes, "
                           f"nodes = {p['nodes']}")
@@ -124,14 +69,8 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
 
 
 def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
-    p = {q.name: q.default for q in PARAMS}
-    p.update(params)
-    p["source"] = "lublin"
-    if p["layout"]:
-        kind, _, size = p["layout"].partition(":")
-        p["topology"] = kind
-        p["topology_size"] = tuple(float(x) for x in size.split("x")) if size else ()
-    return p
+    """The cluster workload's defaults with the network on (``network = 'packet'``)."""
+    return cluster_defaults(dict(params, network="packet"))
 
 
 _TOPO_CACHE: dict = {}
@@ -160,8 +99,6 @@ def replication_inputs(p: Mapping[str, Any], seed: int) -> tuple:
     """Replication ``seed``'s flow (part 1's, times scaled by ``time_scale``) and its
     communication draws (:func:`communication`)."""
     f, _alloc_seed = make_flow(p, seed)
-    if p["time_scale"] != 1.0:           # the load of eq. (8) is unchanged: all times scale together
-        f.tau, f.estimate, f.submit = (x * p["time_scale"] for x in (f.tau, f.estimate, f.submit))
     return f, communication(substreams(seed, 4)[2], f.submit.size, p["iters_max"], p["pattern"])
 
 
@@ -183,6 +120,14 @@ class _Cluster:
         if dr > 0:
             k = np.minimum(k, (d // dr).astype(np.int64))
         return k
+
+    def units(self, n: int, mr: float, dr: float) -> int:
+        """Job size in the queue policies' capacity unit: cores for first_fit, idle nodes
+        for topology-aware methods (more than all nodes if a node cannot take a process)."""
+        if self.method == "first_fit":
+            return n
+        cap = int(self.capacity(mr, dr, full=True).min())
+        return topo_allocation.nodes_needed(n, cap) if cap >= 1 else self.cores.size + 1
 
     def choose(self, n: int, mr: float, dr: float) -> np.ndarray | None:
         """Node of each of the n processes, or None if the job cannot start now."""
@@ -211,7 +156,10 @@ class _Cluster:
 
 
 def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topology):
-    """Schedule flow ``f`` on ``topo`` with the network; returns (Result, SpmdSim, allocations, wall s)."""
+    """Schedule flow ``f`` on ``topo`` with the network; returns (Result, SpmdSim, allocations, wall s).
+
+    ``Result.bound`` holds each job's guarantee (EASY first shadow, first conservative
+    reservation), ``Result.unplaceable`` the shape delays (``topo_backfill``)."""
     iters, kinds, mseed = comm
     nj = f.submit.size
     sim = spmd.SpmdSim(topo, f.cores_req, iters, kinds, f.tau, f.node_speed, mseed, p["message_mean"],
@@ -220,35 +168,57 @@ def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolo
     speed = np.asarray(f.node_speed, np.float64)
     p_nodes = cl.cores.size
     total = int(cl.cores.sum())
+    units = np.array([cl.units(int(f.cores_req[j]), f.mem_req[j], f.disk_req[j]) for j in range(nj)], np.int64)
+    qs = topo_backfill.Queues(p["queue"], units, total if p["allocation"] == "first_fit" else p_nodes,
+                              f.cores_req, f.estimate, speed)
     start, end = np.full(nj, np.nan), np.full(nj, np.nan)
     killed = np.zeros(nj, np.int8)
     nodes_used, min_speed = np.zeros(nj, np.int64), np.full(nj, np.nan)
     allocs: list = [None] * nj
-    queue: list[int] = []
     kills: list = []
-    mpfs = p["queue"] == "mpfs_scan"
+    started: list[int] = []
     acc_u, acc_m, acc_d = np.zeros(p_nodes), np.zeros(p_nodes), np.zeros(p_nodes)
     masked = sig_t = cl_int = 0.0
     t_prev = float(f.submit[0]) if nj else 0.0
     delta = sigma = False
     ia = 0
+    t = t_prev
     wall = time.perf_counter()
+
+    def place(j: int):
+        nodes = cl.choose(int(f.cores_req[j]), f.mem_req[j], f.disk_req[j])
+        return None if nodes is None else (nodes, float(speed[nodes].min()))
+
+    def commit(j: int, placed) -> None:
+        nodes, ms = placed
+        cl.take(nodes, f.mem_req[j], f.disk_req[j], +1)
+        allocs[j] = nodes
+        start[j] = t
+        min_speed[j] = ms
+        nodes_used[j] = np.unique(nodes).size
+        lim = f.estimate[j] / ms
+        heapq.heappush(kills, (t + lim, j))
+        started.append(j)
+        qs.started(j, t, lim)
 
     def finish(j: int, t: float, was_killed: bool) -> None:
         end[j] = t
         killed[j] = was_killed
         cl.take(allocs[j], f.mem_req[j], f.disk_req[j], -1)
+        qs.ended(j, t)
 
     while True:
         ta = float(f.submit[ia]) if ia < nj else np.inf
-        tl = min(ta, kills[0][0] if kills else np.inf)
+        tl = min(ta, kills[0][0] if kills else np.inf, qs.next_wakeup())
         t, ended = sim.advance(tl, inclusive=False)
+        arrived: list[int] = []
         if not ended:
             if tl == np.inf:
                 break
             t = tl
             while ia < nj and f.submit[ia] == t:             # 1: arrivals
-                queue.append(ia)
+                qs.arrive(ia)
+                arrived.append(ia)
                 ia += 1
             _, ended = sim.advance(t, inclusive=True)       # 2-4: packets, computation ends at t
         dt = t - t_prev                                      # the state recorded after the last pass held until t
@@ -261,6 +231,7 @@ def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolo
             sig_t += dt
             cl_int += dt * float(np.sum(speed * cl.fc))
         t_prev = t
+        trigger = bool(arrived) or bool(ended)
         for j in ended:
             finish(j, t, False)
         while kills and kills[0][0] == t:                    # 4: kills at the estimate
@@ -268,27 +239,16 @@ def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolo
             if np.isnan(end[j]):
                 sim.kill(j, t)
                 finish(j, t, True)
-        if mpfs:
-            queue.sort(key=lambda j: (-f.cores_req[j], j))
-        started = []
-        for j in list(queue):                                # one scheduling pass
-            nodes = cl.choose(int(f.cores_req[j]), f.mem_req[j], f.disk_req[j])
-            if nodes is None:
-                if mpfs:
-                    continue
-                break
-            queue.remove(j)
-            cl.take(nodes, f.mem_req[j], f.disk_req[j], +1)
-            allocs[j] = nodes
-            start[j] = t
-            ms = float(speed[nodes].min())
-            min_speed[j] = ms
-            nodes_used[j] = np.unique(nodes).size
-            heapq.heappush(kills, (t + f.estimate[j] / ms, j))
-            started.append(j)
+                trigger = True
+        due = qs.pop_wakeups(t, start)                       # reservation wake-ups
+        started.clear()
+        if trigger:                                          # one scheduling pass
+            qs.schedule(t, arrived, place, commit)
+        elif due:
+            qs.start_due(t, place, commit)
         for j in started:                                    # 5: starts of scheduled jobs
             sim.start(j, t, allocs[j])
-        delta = len(queue) > 0
+        delta = len(qs.queue) > 0
         sigma = delta and (p["cl_mask"] == "queue_nonempty" or int(cl.fc.sum()) < total)
     wall = time.perf_counter() - wall
     per_job = [np.unique(a, return_counts=True) if a is not None else (np.zeros(0, np.int64),) * 2 for a in allocs]
@@ -296,10 +256,10 @@ def simulate_network(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolo
     alloc_node = np.concatenate([u for u, _ in per_job] + [np.zeros(0, np.int64)]).astype(np.int64)
     alloc_k = np.concatenate([k for _, k in per_job] + [np.zeros(0, np.int64)]).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        res = Result(alloc_ptr=ptr, alloc_node=alloc_node, alloc_k=alloc_k, start=start, end=end, killed=killed, nodes_used=nodes_used, min_speed=min_speed,
-                     bound=np.full(nj, np.nan), node_core_util=acc_u / masked, node_mem_util=acc_m / masked,
-                     node_disk_util=acc_d / masked, masked_time=masked, sigma_time=sig_t, cl_integral=cl_int,
-                     unplaceable=0)
+        res = Result(alloc_ptr=ptr, alloc_node=alloc_node, alloc_k=alloc_k, start=start, end=end, killed=killed,
+                     nodes_used=nodes_used, min_speed=min_speed, bound=qs.bound, node_core_util=acc_u / masked,
+                     node_mem_util=acc_m / masked, node_disk_util=acc_d / masked, masked_time=masked,
+                     sigma_time=sig_t, cl_integral=cl_int, unplaceable=len(qs.shape_delayed))
     return res, sim, allocs, wall
 
 
@@ -319,6 +279,7 @@ def simulate_kernel(p: Mapping[str, Any], f, comm: tuple, topo: topology.Topolog
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    """The ``cluster`` workload's replications with the network on (whatever ``params['network']``)."""
     p = _with_defaults(params)
     topo = _topology(p)
     out = empty_outputs(METRICS, len(seeds))
@@ -340,6 +301,8 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         values["contention"] = comm_metrics.contention(sim.net.acc)
         ok = (res.killed == 0) & ~np.isnan(res.end)
         values["mean_job_time"] = float(np.mean(res.end[ok] - res.start[ok])) if ok.any() else np.nan
+        values["late_starts"] = late_starts(res)
+        values["shape_delays"] = float(res.unplaceable) if p["allocation"] in topo_allocation.METHODS else 0.0
         events = float(sim.net.ctr[net.C_EVENTS])
         values["packet_events"] = events
         values["packet_events_per_second"] = events / wall if wall > 0 else np.nan
