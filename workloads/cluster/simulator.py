@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -164,28 +165,49 @@ class Result:
     alloc_k: np.ndarray      # processes of the job on that node
 
 
-def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
-             estimate: np.ndarray, tau: np.ndarray, node_cores: np.ndarray, node_mem: np.ndarray,
-             node_disk: np.ndarray, node_speed: np.ndarray, queue: str, allocation_policy: str,
-             rng_seed: int, cl_mask: str = "queue_nonempty_and_not_all_idle") -> Result:
-    """Simulate one job flow on one cluster.
+class State(NamedTuple):
+    """The kernel's state arrays of one replication (see ``bookkeeping``), grouped as
+    :func:`_run` takes them."""
 
-    Jobs must be in queue order (submit ascending, ties by id). ``cores_req`` processes
-    per job, each needing ``mem_req`` / ``disk_req`` KB; ``estimate`` (t) and ``tau``
-    in seconds on unit-speed cores. Nodes: cores, memory and disk (KB), speed >= 1
-    relative to the slowest. ``rng_seed`` seeds the allocation stream (Random First).
-    """
+    nd: tuple
+    jb: tuple
+    out: tuple
+    alloc: tuple
+    run: tuple
+    heap: tuple
+    ctr: np.ndarray
+    acc: tuple
+    clk: np.ndarray
+    prof: tuple
+    res: np.ndarray
+    dplan: np.ndarray
+    q: np.ndarray
+    cand_node: np.ndarray
+    cand_k: np.ndarray
+    rng: np.ndarray
+    total: int
+
+
+def codes(queue: str, allocation_policy: str, cl_mask: str) -> tuple[int, int, int]:
+    """The kernel's integer codes of a queue policy, an allocation policy and a CL mask."""
+    if queue not in QUEUE_NAMES:
+        raise ValueError(f"queue {queue!r} not one of {', '.join(QUEUE_NAMES)}")
+    if allocation_policy not in allocation.NAMES:
+        raise ValueError(f"allocation {allocation_policy!r} not one of {', '.join(allocation.NAMES)}")
+    if cl_mask not in CL_MASKS:
+        raise ValueError(f"cl_mask {cl_mask!r} not one of {', '.join(CL_MASKS)}")
+    return QUEUE_NAMES.index(queue), allocation.NAMES.index(allocation_policy), CL_MASKS.index(cl_mask)
+
+
+def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
+              estimate: np.ndarray, tau: np.ndarray, node_cores: np.ndarray, node_mem: np.ndarray,
+              node_disk: np.ndarray, node_speed: np.ndarray, alloc_policy: int, rng_seed: int) -> State:
+    """Validate one job flow and cluster and build the kernel's initial state (arguments
+    as :func:`simulate`'s; ``alloc_policy`` an index of ``allocation.NAMES``)."""
     submit = np.ascontiguousarray(submit, np.float64)
     nj = submit.size
     if nj and np.any(np.diff(submit) < 0):
         raise ValueError("jobs must be sorted by submit time")
-    if queue not in ("fcfs", "mpfs_scan", "easy", "conservative"):
-        raise ValueError(f"queue {queue!r} not one of fcfs, mpfs_scan, easy, conservative")
-    if allocation_policy not in allocation.NAMES:
-        raise ValueError(f"allocation {allocation_policy!r} not one of {', '.join(allocation.NAMES)}")
-    policy_q = ("fcfs", "mpfs_scan", "easy", "conservative").index(queue)
-    alloc_policy = allocation.NAMES.index(allocation_policy)
-    mask = ("queue_nonempty_and_not_all_idle", "queue_nonempty").index(cl_mask)
     n = np.ascontiguousarray(cores_req, np.int64)
     cores = np.ascontiguousarray(node_cores, np.int64)
     speed = np.ascontiguousarray(node_speed, np.float64)
@@ -193,6 +215,8 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     total = int(cores.sum())
     if nj and n.max() > total:
         raise ValueError(f"a job asks for {n.max()} cores, the cluster has {total}")
+    if nj >= 2 ** 31:
+        raise ValueError(f"{nj} jobs: at most 2**31 - 1 per flow")   # queue entries pack (cores, job)
     order = allocation.node_order(alloc_policy, speed)
     rank = np.empty(p, np.int64)
     rank[order] = np.arange(p)
@@ -212,30 +236,50 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     total_procs = int(n.sum())
     alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
     run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
-    heap = events.heap_new(2 * nj + 16)
     ctr = np.zeros(N_CTR, np.int64)
     ctr[I_FREE] = total
     ctr[I_SH_HEAD] = -1
-    acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
     clk[C_TPREV] = submit[0] if nj else 0.0
     prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
-    prof = (prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64))
-    res = nan.copy()
-    dplan = est / speed.min()
-    q = np.zeros(nj + 1, np.int64)
-    rng = np.array([rng_seed], dtype=np.uint64)
-    cand_node = np.zeros(p, np.int64)
-    cand_k = np.zeros(p, np.int64)
-    while _run(policy_q, alloc_policy, mask, total, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-               q, cand_node, cand_k, rng):
-        heap = events.heap_grow(*heap)
+    return State(nd=nd, jb=jb, out=out, alloc=alloc, run=run, heap=events.heap_new(2 * nj + 16), ctr=ctr,
+                 acc=(np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p)), clk=clk,
+                 prof=(prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64)), res=nan.copy(),
+                 dplan=est / speed.min(), q=np.zeros(nj + 1, np.int64), cand_node=np.zeros(p, np.int64),
+                 cand_k=np.zeros(p, np.int64), rng=np.array([rng_seed], dtype=np.uint64), total=total)
+
+
+def result_of(st: State) -> Result:
+    """The schedule and integrals of a finished run."""
+    cores, mem, disk = st.nd[0], st.nd[1], st.nd[2]
+    out, acc, clk = st.out, st.acc, st.clk
     md = clk[C_MDELTA]
     with np.errstate(invalid="ignore", divide="ignore"):
         u, m_, d_ = (a / (md * cap) for a, cap in zip(acc[1:], (cores, mem, disk)))
     return Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
                   node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
-                  sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]),
-                  alloc_ptr=alloc[0], alloc_node=alloc[1], alloc_k=alloc[2])
+                  sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(st.ctr[I_UNPLACEABLE]),
+                  alloc_ptr=st.alloc[0], alloc_node=st.alloc[1], alloc_k=st.alloc[2])
+
+
+def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
+             estimate: np.ndarray, tau: np.ndarray, node_cores: np.ndarray, node_mem: np.ndarray,
+             node_disk: np.ndarray, node_speed: np.ndarray, queue: str, allocation_policy: str,
+             rng_seed: int, cl_mask: str = "queue_nonempty_and_not_all_idle") -> Result:
+    """Simulate one job flow on one cluster.
+
+    Jobs must be in queue order (submit ascending, ties by id). ``cores_req`` processes
+    per job, each needing ``mem_req`` / ``disk_req`` KB; ``estimate`` (t) and ``tau``
+    in seconds on unit-speed cores. Nodes: cores, memory and disk (KB), speed >= 1
+    relative to the slowest. ``rng_seed`` seeds the allocation stream (Random First).
+    """
+    policy_q, alloc_policy, mask = codes(queue, allocation_policy, cl_mask)
+    st = new_state(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk, node_speed,
+                   alloc_policy, rng_seed)
+    heap = st.heap
+    while _run(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, heap, st.ctr, st.acc,
+               st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng):
+        heap = events.heap_grow(*heap)
+    return result_of(st)
