@@ -207,3 +207,19 @@ def spmd_sim(next_link, link_dst, link_time, t_routing, jobs, node_speed, sizes,
                 if left[j] == 0:
                     end[j] = t
     return end
+
+
+def shared_nodes(start, end, allocs):
+    """Pairs of jobs that run at the same time on a common node (brute force over all pairs).
+
+    A topology-aware method gives each job whole nodes, so two jobs overlapping in time
+    [start, end) must have disjoint node sets. Returns the offending (j, k, nodes) triples."""
+    bad = []
+    n = len(start)
+    for j in range(n):
+        for k in range(j + 1, n):
+            if start[j] < end[k] and start[k] < end[j]:
+                common = set(int(x) for x in allocs[j]) & set(int(x) for x in allocs[k])
+                if common:
+                    bad.append((j, k, sorted(common)))
+    return bad
