@@ -32,15 +32,20 @@ reservation guarantees a number of idle nodes, not a shape. When the guaranteed 
 comes and the method cannot place the job although enough nodes are idle (shape or
 fragmentation: ``contiguous``, ``quasi_contiguous``, ``paging`` with pages larger than
 one node), the job starts as soon as the method can place it, tried at every later
-scheduling pass (conservative: first among the due jobs, in queue order; its profile
-window slides along with it, ``[now, now + plan)``, so the profile keeps counting the
-nodes it will hold). Counted once each in ``shape_delays`` (the run's
-``Result.unplaceable``): a conservative job that could not be placed at its reservation
-time, an EASY head that could not be placed at some pass although its node count was
-idle (before or after its shadow: either can make it start after the shadow). A delay can push later reservations (the profile may then go
-below zero where windows overlap); those jobs start late too and are visible in the
-``late_starts`` metric (start later than the guarantee). With ``shape_delays = 0`` no
-job starts after its guarantee (tested).
+scheduling pass. Conservative: the late job's reservation becomes "now" at every pass
+(it is tried with the due jobs, in queue order) and its profile window slides with it,
+``[now, now + plan)``, so the profile keeps counting the nodes it will hold and no
+later job backfills into them (the idle nodes it cannot use stay idle unless a job's
+own reservation fits elsewhere). EASY: the late head stays the head; the shadow is
+recomputed at every pass as usual.
+
+Such jobs are counted once each in ``shape_delays`` (the run's ``Result.unplaceable``):
+a conservative job that could not be placed at its reservation time; an EASY head that
+could not be placed at some pass although its node count was idle (before or after its
+shadow: either can make it start after the shadow). A delay can push later
+reservations (the profile may then go below zero where windows overlap); those jobs
+start late too and are visible in the ``late_starts`` metric (start later than the
+guarantee). With ``shape_delays = 0`` no job starts after its guarantee (tested).
 
 For ``first_fit`` (part 1's policy, kept in the Python scheduler as the oracle of the
 numba kernel) the unit is the core, exactly as in part 1, and the schedules are
