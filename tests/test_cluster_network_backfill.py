@@ -84,9 +84,10 @@ CASES = [("torus:4x4", m) for m in ("paging", "mbs", "anca", "gabl", "mc", "mc_i
         [("kary_ntree:2x4", "contiguous"), ("kary_ntree:2x4", "quasi_contiguous"), ("star:16", "contiguous")]
 
 
-@settings(max_examples=80, deadline=None)
-@given(case=st.sampled_from(CASES), queue=st.sampled_from(["easy", "conservative"]), seed=st.integers(0, 2**31),
-       cores=st.integers(1, 2), speeds=st.sampled_from(["homogeneous", "heterogeneous"]),
+@pytest.mark.parametrize("queue", ["easy", "conservative"])
+@pytest.mark.parametrize("case", CASES, ids=[f"{m}@{l}" for l, m in CASES])
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31), cores=st.integers(1, 2), speeds=st.sampled_from(["homogeneous", "heterogeneous"]),
        load=st.sampled_from([0.7, 1.5]))
 def test_backfilling_invariants_every_method(case, queue, seed, cores, speeds, load):
     layout, method = case
