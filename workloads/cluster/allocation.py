@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 from ._jit import kernel, kernel_inline
 
 FIRST_FIT, BEST_FIT, FASTEST_FIRST, RANDOM_FIRST = 0, 1, 2, 3
 NAMES = ("first_fit", "best_fit", "fastest_first", "random_first")
 #: Policies whose scan follows a fixed node order (kept as a bitset of nodes with free cores).
 ORDERED = (FIRST_FIT, FASTEST_FIRST)
-
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_TABLE = np.zeros(64, dtype=np.int64)
-for _i in range(64):
-    _DEBRUIJN_TABLE[(((1 << _i) * 0x03F79D71B4CB0A89) & 0xFFFFFFFFFFFFFFFF) >> 58] = _i
-
 
 def node_order(policy: int, speed: np.ndarray) -> np.ndarray:
     """The fixed scan order (rank -> node) of an ordered policy; identity otherwise."""
@@ -67,12 +63,6 @@ def uniform(state) -> float:
 
 
 @kernel_inline
-def _ctz(x) -> int:
-    low = x & (~x + np.uint64(1))
-    return _DEBRUIJN_TABLE[(low * _DEBRUIJN) >> np.uint64(58)]
-
-
-@kernel_inline
 def bit_set(bits, rank: int, on: bool) -> None:
     """Mark node of rank ``rank`` as having free cores (on) or not."""
     w = rank >> 6
@@ -100,9 +90,9 @@ def choose(policy: int, n: int, mr: float, dr: float, free_cores, free_mem, free
         for w in range(bits.size):
             x = bits[w]
             while x != 0:
-                r = (w << 6) + _ctz(x)
+                r = (w << 6) + trailing_zeros(x)      # one tzcnt instruction
                 x &= x - np.uint64(1)
-                i = order[r]
+                i = r if policy == FIRST_FIT else order[r]   # first fit: rank = node id
                 k = capacity(i, mr, dr, free_cores, free_mem, free_disk)
                 if k > 0:
                     k = min(k, left)

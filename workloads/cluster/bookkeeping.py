@@ -63,23 +63,20 @@ def _record_state(ctr, clk, total_cores: int, cl_mask: int) -> None:
 # ---------------------------------------------------------------- running set (EASY)
 @kernel_inline
 def _running_insert(run_end, run_n, run_job, ctr, end: float, n: int, j: int) -> None:
-    """Insert into the running list kept sorted by estimated end (ties: insertion order)."""
-    r = ctr[I_R]
-    lo, hi = 0, r
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if run_end[mid] <= end:
-            lo = mid + 1
-        else:
-            hi = mid
-    for k in range(r, lo, -1):
+    """Insert into the running list kept sorted by estimated end (ties: insertion order).
+
+    An insertion-sort step from the tail, not a binary search: the list is short (tens of
+    jobs) and the search's unpredictable branches cost more than the moves it saves."""
+    k = ctr[I_R]
+    while k > 0 and run_end[k - 1] > end:
         run_end[k] = run_end[k - 1]
         run_n[k] = run_n[k - 1]
         run_job[k] = run_job[k - 1]
-    run_end[lo] = end
-    run_n[lo] = n
-    run_job[lo] = j
-    ctr[I_R] = r + 1
+        k -= 1
+    run_end[k] = end
+    run_n[k] = n
+    run_job[k] = j
+    ctr[I_R] += 1
 
 
 @kernel_inline
