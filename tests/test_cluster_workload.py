@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import workloads
 import workloads.cluster as C
@@ -97,19 +99,47 @@ def test_check_params():
 
 
 def test_event_order_time_priority_sequence():
-    ht, hk, hkind, hd = events.heap_new(4)
-    size = 0
+    heap = events.heap_new(4)
+    ctr = np.zeros(2, np.int64)          # size, sequence
     pushed = [(2.0, events.JOB_START, 0), (1.0, events.COMPUTE_END, 1), (1.0, events.JOB_START, 2),
               (1.0, events.LINK_END, 3), (1.0, events.COMPUTE_END, 4), (0.5, events.KILL, 5)]
-    for seq, (t, kind, d) in enumerate(pushed):
-        if size == ht.size:
-            ht, hk, hkind, hd = events.heap_grow(ht, hk, hkind, hd)
-        size = events.heap_push(ht, hk, hkind, hd, size, t, kind, seq, d)
+    for t, kind, d in pushed:
+        if ctr[0] == heap[0].size:
+            heap = events.heap_grow(*heap)
+        events.push_kind(heap, ctr, 0, 1, t, kind, d)
     order = []
-    while size:
-        _t, _k, d, size = events.heap_pop(ht, hk, hkind, hd, size)
-        order.append(d)
-    assert order == [5, 3, 1, 4, 2, 0]
+    while ctr[0]:
+        _t, k, d, ctr[0] = events.pop(*heap, ctr[0])
+        order.append((d, events.key_kind(k)))
+    assert order == [(5, events.KILL), (3, events.LINK_END), (1, events.COMPUTE_END), (4, events.COMPUTE_END),
+                     (2, events.JOB_START), (0, events.JOB_START)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([1, 2, 3, 4, 5, 6])), min_size=1, max_size=80),
+       st.integers(0, 80))
+def test_heap_pops_in_time_priority_sequence_order(evs, pops_between):
+    """The 4-ary heap against a sort by (time, priority, sequence), with pops interleaved."""
+    heap = events.heap_new(4)
+    ctr = np.zeros(2, np.int64)
+    live, got, want = [], [], []
+    for seq, (t, kind) in enumerate(evs):
+        if ctr[0] == heap[0].size:
+            heap = events.heap_grow(*heap)
+        events.push_kind(heap, ctr, 0, 1, float(t), kind, seq)
+        live.append((float(t), int(events.PRIORITY[kind]), seq, kind))
+        if seq == pops_between:           # pop half now, the rest at the end
+            for _ in range(len(live) // 2):
+                live.sort()
+                want.append(live.pop(0))
+                t0, k, d, ctr[0] = events.pop(*heap, ctr[0])
+                got.append((t0, int(events.key_priority(k)), d, int(events.key_kind(k))))
+    live.sort()
+    want += live
+    while ctr[0]:
+        t0, k, d, ctr[0] = events.pop(*heap, ctr[0])
+        got.append((t0, int(events.key_priority(k)), d, int(events.key_kind(k))))
+    assert got == want
 
 
 def _choose(policy, n, free, speed, mr=0.0, mem=None, seed=1):

@@ -104,7 +104,7 @@ def _running_remove(run_end, run_n, run_job, ctr, end: float, j: int) -> None:
 def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk,
               prof, policy_q: int) -> None:
     """Start job j at ``now`` on the chosen nodes ``cand_node[:m]`` (``cand_k`` processes)."""
-    cores, speed, fc, fm, fdk, order_rank, bits = nd[0], nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
+    speed, fc, fm, fdk, order_rank, bits = nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
     n, mr, dr, est, tau = jb[1][j], jb[2][j], jb[3][j], jb[4][j], jb[5][j]
     alloc_ptr, alloc_node, alloc_k = alloc
     ptr = ctr[I_CURSOR]
@@ -139,12 +139,10 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
     real = tau / smin
     lim = est / smin
     est_end[j] = now + lim
-    ht, hk, hkind, hd = heap
     if real <= lim:
-        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], now + real, events.COMPUTE_END, ctr[I_SEQ], j)
+        events.push_kind(heap, ctr, I_HSIZE, I_SEQ, now + real, events.COMPUTE_END, j)
     else:
-        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], now + lim, events.KILL, ctr[I_SEQ], j)
-    ctr[I_SEQ] += 1
+        events.push_kind(heap, ctr, I_HSIZE, I_SEQ, now + lim, events.KILL, j)
     if policy_q == EASY:
         run_end, run_n, run_job = run
         _running_insert(run_end, run_n, run_job, ctr, now + lim, n, j)

@@ -1,11 +1,14 @@
-"""Event kinds, their priorities and a binary heap ordered by (time, priority, sequence).
+"""Event kinds, their priorities and the event heap of every cluster kernel.
 
-The heap lives in plain arrays so numba kernels can use it: ``time`` (float64, s),
-``key`` (int64 = priority << 48 | sequence number), ``kind`` (int64) and ``data``
-(int64 payload, e.g. a job or packet index). The sequence number is a counter kept by
-the caller, so events at equal time and priority come out in insertion order and every
-run is reproducible (SimPy's rule). A new event kind is a new constant here, its
-priority in :data:`PRIORITY`, and a branch in the simulator's dispatch.
+One 4-ary heap (half the depth of a binary one) ordered by (time, priority, sequence),
+in plain arrays so numba kernels can use it: ``time`` (float64, s), ``key`` (int64 =
+priority << 48 | sequence << 3 | kind, see :func:`key`) and ``data`` (int64 payload: a
+job, device or link). The sequence number is a counter kept by the caller, so events at
+equal time and priority come out in insertion order and every run is reproducible
+(SimPy's rule); the kind rides in the key's low bits, below the sequence, so it never
+changes the order. Part 1 (``simulator``) and the network (``network``, ``spmd``) use
+the same heap. A new event kind is a new constant here, its priority in
+:data:`PRIORITY`, and a branch in the simulator's dispatch.
 
 Job arrivals are not pushed: they come from a sorted array merged in front of the heap,
 which is the same order as pushing them with priority 1 (the lowest) and cheaper.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jit import kernel, kernel_inline
+from ._jit import kernel_inline
 
 # Event kinds (spec priorities: 1 arrival, 2 link end, 3 routing end, 4 computation end,
 # 5 start of a scheduled job). KILL is the scheduler's forced end of computation at the
@@ -28,7 +31,25 @@ JOB_START = 5
 KILL = 6
 
 PRIORITY = np.array([0, 1, 2, 3, 4, 5, 4], dtype=np.int64)  # indexed by kind
-_SHIFT = np.int64(1) << np.int64(48)
+_PRIO_SHIFT = np.int64(48)
+_SEQ_SHIFT = np.int64(3)
+_KIND = np.int64(7)
+
+
+@kernel_inline
+def key(prio: int, seq: int, kind: int) -> int:
+    """An event's ordering key: priority, then sequence (< 2**45); the kind (< 8) rides below."""
+    return (prio << _PRIO_SHIFT) | (seq << _SEQ_SHIFT) | kind
+
+
+@kernel_inline
+def key_kind(k: int) -> int:
+    return k & _KIND
+
+
+@kernel_inline
+def key_priority(k: int) -> int:
+    return k >> _PRIO_SHIFT
 
 
 @kernel_inline
@@ -38,70 +59,74 @@ def _less(t1: float, k1: int, t2: float, k2: int) -> bool:
 
 @numba.njit(cache=True)
 def heap_new(capacity: int):
-    """Empty heap arrays (time, key, kind, data) of the given capacity."""
+    """Empty heap arrays (time, key, data) of the given capacity."""
     capacity = max(capacity, 4)
-    return (np.empty(capacity, np.float64), np.empty(capacity, np.int64),
-            np.empty(capacity, np.int64), np.empty(capacity, np.int64))
+    return np.empty(capacity, np.float64), np.empty(capacity, np.int64), np.empty(capacity, np.int64)
 
 
 @numba.njit(cache=True)
-def heap_grow(ht, hk, hkind, hd):
+def heap_grow(ht, hk, hd):
     """Arrays of twice the capacity holding the same events (call when full)."""
     n = ht.size
-    t2, k2, kind2, d2 = heap_new(2 * n)
+    t2, k2, d2 = heap_new(2 * n)
     t2[:n] = ht
     k2[:n] = hk
-    kind2[:n] = hkind
     d2[:n] = hd
-    return t2, k2, kind2, d2
+    return t2, k2, d2
 
 
 @kernel_inline
-def heap_push(ht, hk, hkind, hd, size: int, time: float, kind: int, seq: int, data: int) -> int:
-    """Push an event (capacity must allow it); returns the new size."""
-    key = PRIORITY[kind] * _SHIFT + seq
+def push(ht, hk, hd, size: int, time: float, k: int, data: int) -> int:
+    """Push an event with key ``k`` (capacity must allow it); returns the new size."""
     i = size
     while i > 0:
-        parent = (i - 1) >> 1
-        if _less(time, key, ht[parent], hk[parent]):
+        parent = (i - 1) >> 2
+        if _less(time, k, ht[parent], hk[parent]):
             ht[i] = ht[parent]
             hk[i] = hk[parent]
-            hkind[i] = hkind[parent]
             hd[i] = hd[parent]
             i = parent
         else:
             break
     ht[i] = time
-    hk[i] = key
-    hkind[i] = kind
+    hk[i] = k
     hd[i] = data
     return size + 1
 
 
 @kernel_inline
-def heap_pop(ht, hk, hkind, hd, size: int):
-    """Remove the first event; returns (time, kind, data, new size). size must be > 0."""
-    t0, kind0, d0 = ht[0], hkind[0], hd[0]
-    size -= 1
-    if size > 0:
-        t, k, kd, d = ht[size], hk[size], hkind[size], hd[size]
+def pop(ht, hk, hd, size: int):
+    """Remove the first event; returns (time, key, data, new size). size must be > 0."""
+    t0, k0, d0 = ht[0], hk[0], hd[0]
+    n = size - 1
+    if n > 0:
+        t, k, d = ht[n], hk[n], hd[n]
         i = 0
         while True:
-            c = 2 * i + 1
-            if c >= size:
+            c = 4 * i + 1
+            if c >= n:
                 break
-            if c + 1 < size and _less(ht[c + 1], hk[c + 1], ht[c], hk[c]):
-                c += 1
+            last = min(c + 4, n)
+            for x in range(c + 1, last):
+                if _less(ht[x], hk[x], ht[c], hk[c]):
+                    c = x
             if _less(ht[c], hk[c], t, k):
                 ht[i] = ht[c]
                 hk[i] = hk[c]
-                hkind[i] = hkind[c]
                 hd[i] = hd[c]
                 i = c
             else:
                 break
         ht[i] = t
         hk[i] = k
-        hkind[i] = kd
         hd[i] = d
-    return t0, kind0, d0, size
+    return t0, k0, d0, n
+
+
+@kernel_inline
+def push_kind(heap, ctr, size_slot: int, seq_slot: int, time: float, kind: int, data: int) -> None:
+    """Push an event of ``kind`` with its spec priority, counting size and sequence in
+    ``ctr[size_slot]`` and ``ctr[seq_slot]``."""
+    ht, hk, hd = heap
+    ctr[size_slot] = push(ht, hk, hd, ctr[size_slot], time, key(PRIORITY[kind], ctr[seq_slot], kind), data)
+    ctr[seq_slot] += 1

@@ -13,20 +13,18 @@ network grow inside the kernel (numba's reference counting is on in this one loo
 
 Use :func:`simulate` like part 1's ``simulator.simulate`` plus the network arguments;
 it returns part 1's ``Result`` and the ``SpmdSim`` (its ``net.acc`` has MB and the
-contention sums). The state construction mirrors part 1's ``simulate`` (kept in step by
-``tests/test_cluster_network_kernel.py``, which compares both on a delay-free star).
+contention sums). The state is part 1's (``simulator.new_state``; the engines are
+compared on a delay-free star by ``tests/test_cluster_network_kernel.py``).
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from . import allocation, events, profile
+from . import events, simulator
 from . import network as net
 from . import spmd
-from .bookkeeping import (C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV,
-                          I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_Q, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK,
-                          N_CTR, _advance_clocks, _record_state, finish_job)
+from .bookkeeping import I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job
 from .queue_policies import start_due
 from .simulator import Result, _enqueue, _pass
 from .topology import Topology
@@ -62,7 +60,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
     start, end, nused = out[0], out[1], out[3]
     alloc_ptr, alloc_node, alloc_k = alloc
     n_jobs = submit.size
-    ht, hk, hkind, hd = heap
+    ht, hk, hd = heap
     nht = nheap[0]
     ia = 0
     lo = 0                                       # jobs before lo have started (or will never)
@@ -77,8 +75,8 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
         while k < n_jobs and submit[k] == t:
             k += 1
         while ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:     # part 1's room rule
-            ht, hk, hkind, hd = events.heap_grow(ht, hk, hkind, hd)
-            heap = (ht, hk, hkind, hd)
+            ht, hk, hd = events.heap_grow(ht, hk, hd)
+            heap = (ht, hk, hd)
         _advance_clocks(t, clk)
         trigger = False
         due = False
@@ -102,7 +100,8 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             trigger = True
         done[0] = 0
         while ctr[I_HSIZE] > 0 and ht[0] == t:
-            _t, kind, d, ctr[I_HSIZE] = events.heap_pop(ht, hk, hkind, hd, ctr[I_HSIZE])
+            _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
+            kind = events.key_kind(ek)
             if kind == events.KILL:
                 if np.isnan(end[d]):                 # still running at its estimate
                     njb[spmd.J_LEFT, d] = spmd.KILLED
@@ -157,75 +156,21 @@ def simulate(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, no
     Extra arguments: per-job ``iters`` and ``pattern`` codes (``spmd.PATTERNS``), the
     message hash seed, message mean (bytes), packet and header size (bytes), routing time (s).
     """
-    submit = np.ascontiguousarray(submit, np.float64)
-    nj = submit.size
-    if nj and np.any(np.diff(submit) < 0):
-        raise ValueError("jobs must be sorted by submit time")
-    if queue not in ("fcfs", "mpfs_scan", "easy", "conservative"):
-        raise ValueError(f"queue {queue!r} not one of fcfs, mpfs_scan, easy, conservative")
-    if allocation_policy not in allocation.NAMES:
-        raise ValueError(f"allocation {allocation_policy!r} not one of {', '.join(allocation.NAMES)}")
-    policy_q = ("fcfs", "mpfs_scan", "easy", "conservative").index(queue)
-    alloc_policy = allocation.NAMES.index(allocation_policy)
-    mask = ("queue_nonempty_and_not_all_idle", "queue_nonempty").index(cl_mask)
-    n = np.ascontiguousarray(cores_req, np.int64)
-    cores = np.ascontiguousarray(node_cores, np.int64)
-    speed = np.ascontiguousarray(node_speed, np.float64)
-    p = cores.size
-    if p != topo.n_nodes:
-        raise ValueError(f"{p} nodes but the topology has {topo.n_nodes}")
-    total = int(cores.sum())
-    if nj and n.max() > total:
-        raise ValueError(f"a job asks for {n.max()} cores, the cluster has {total}")
-    # ---- part 1's state, as its simulate() builds it
-    order = allocation.node_order(alloc_policy, speed)
-    rank = np.empty(p, np.int64)
-    rank[order] = np.arange(p)
-    bits = np.zeros((p + 63) // 64, np.uint64)
-    for i in range(p):
-        if cores[i] > 0:
-            allocation.bit_set(bits, rank[i], True)
-    mem = np.ascontiguousarray(node_mem, np.float64)
-    disk = np.ascontiguousarray(node_disk, np.float64)
-    nd = (cores, mem, disk, speed, cores.copy(), mem.copy(), disk.copy(), order, rank, bits, np.empty(p, np.int64))
-    est = np.ascontiguousarray(estimate, np.float64)
-    jb = (submit, n, np.ascontiguousarray(mem_req, np.float64), np.ascontiguousarray(disk_req, np.float64),
-          est, np.full(nj, np.inf))            # tau = inf: part 1 schedules only the kill
-    nan = np.full(nj, np.nan)
-    out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
-           nan.copy(), np.full(nj, np.inf), np.zeros(nj))
-    total_procs = int(n.sum())
-    alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
-    run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
-    heap = events.heap_new(2 * nj + 16)
-    ctr = np.zeros(N_CTR, np.int64)
-    ctr[I_FREE] = total
-    ctr[I_SH_HEAD] = -1
-    acc = (np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p))
-    clk = np.zeros(N_CLK)
-    clk[C_SPEEDFREE] = float((speed * cores).sum())
-    clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
-    clk[C_TPREV] = submit[0] if nj else 0.0
-    prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
-    prof = (prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64))
-    res = nan.copy()
-    dplan = est / speed.min()
-    q = np.zeros(nj + 1, np.int64)
-    rng = np.array([rng_seed], dtype=np.uint64)
-    cand_node = np.zeros(p, np.int64)
-    cand_k = np.zeros(p, np.int64)
+    policy_q, alloc_policy, mask = simulator.codes(queue, allocation_policy, cl_mask)
+    if len(node_cores) != topo.n_nodes:
+        raise ValueError(f"{len(node_cores)} nodes but the topology has {topo.n_nodes}")
+    tau = np.asarray(tau, np.float64)
+    # part 1's state with tau = inf: part 1 schedules only the kill
+    st = simulator.new_state(submit, cores_req, mem_req, disk_req, estimate, np.full(tau.size, np.inf), node_cores,
+                             node_mem, node_disk, node_speed, alloc_policy, rng_seed)
+    nj = st.jb[0].size
+    n, speed = st.jb[1], st.nd[3]
     # ---- the network and the SPMD processes
     sim = spmd.SpmdSim(topo, n, iters, pattern, tau, speed, comm_seed, mean_bytes, packet_size, header, t_routing)
     s = sim.net
-    _run_net(policy_q, alloc_policy, mask, total, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-             q, cand_node, cand_k, rng, sim.seed, sim.mean_bytes, sim.payload, sim.node_speed, sim.pr, sim.prf,
-             sim.pi, sim.jb, sim.jbf, s.t_routing, s.next_link, s.link_dst, s.link_time, s.dev, s.lnk, s.pk, s.msg,
-             s.msgf, s.heap, s.ctr, s.acc, sim.done, sim.max_deg, np.zeros(max(nj, 1), np.int64))
-    md = clk[C_MDELTA]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u, m_, d_ = (a / (md * cap) for a, cap in zip(acc[1:], (cores, mem, disk)))
-    result = Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
-                    node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
-                    sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(ctr[I_UNPLACEABLE]),
-                    alloc_ptr=alloc[0], alloc_node=alloc[1], alloc_k=alloc[2])
-    return result, sim
+    _run_net(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, st.heap, st.ctr, st.acc,
+             st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng, sim.seed, sim.mean_bytes,
+             sim.payload, sim.node_speed, sim.pr, sim.prf, sim.pi, sim.jb, sim.jbf, s.t_routing, s.next_link,
+             s.link_dst, s.link_time, s.dev, s.lnk, s.pk, s.msg, s.msgf, s.heap, s.ctr, s.acc, sim.done, sim.max_deg,
+             np.zeros(max(nj, 1), np.int64))
+    return simulator.result_of(st), sim

@@ -26,7 +26,7 @@ State (plain arrays, grown by the Python side when a kernel returns ``NEED_ROOM`
 - ``msg`` int64[5, mcap]: destination node, packets not yet delivered, receiving
   process (-1 for a bare message), tag (iteration, or the bare message's index), next
   free; ``msgf`` float64[2, mcap]: send time and contention-free time (s);
-- ``heap`` (time float64, key int64 = priority << 48 | sequence, data int64);
+- ``heap``: ``events``' heap (time float64, key int64, data int64);
 - ``ctr`` int64 counters, ``acc`` float64 sums (the ``C_*`` and ``A_*`` constants).
 
 The contention a message met is its measured time minus its idle-network time
@@ -36,16 +36,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from . import events
+from ._jit import kernel
 from .topology import Topology
 
-kernel = numba.njit(cache=True, _nrt=False)   # no allocation inside: no refcount cost per call
-
-LINK_END, ROUTING_END, COMPUTE_END = 2, 3, 4
-_SHIFT = np.int64(1) << np.int64(48)
-_LOW = _SHIFT - np.int64(1)
+LINK_END, ROUTING_END, COMPUTE_END = events.LINK_END, events.ROUTING_END, events.COMPUTE_END
 
 # record rows
 BUSY, QH, QT = 0, 1, 2
@@ -65,54 +62,18 @@ NEED_ROOM = 1
 # ------------------------------------------------------------------ heap
 @kernel
 def heap_push(heap, ctr, time: float, prio: int, data: int) -> None:
-    """Push an event (a 4-ary heap: half the depth of a binary one, the same order)."""
+    """Push an event of priority ``prio`` (here the kind is the priority) on ``events``' heap."""
     ht, hk, hd = heap
-    key = prio * _SHIFT + ctr[C_SEQ]
+    ctr[C_HSIZE] = events.push(ht, hk, hd, ctr[C_HSIZE], time, events.key(prio, ctr[C_SEQ], prio), data)
     ctr[C_SEQ] += 1
-    i = ctr[C_HSIZE]
-    while i > 0:
-        parent = (i - 1) >> 2
-        if time < ht[parent] or (time == ht[parent] and key < hk[parent]):
-            ht[i] = ht[parent]
-            hk[i] = hk[parent]
-            hd[i] = hd[parent]
-            i = parent
-        else:
-            break
-    ht[i] = time
-    hk[i] = key
-    hd[i] = data
-    ctr[C_HSIZE] += 1
 
 
 @kernel
 def heap_pop(heap, ctr):
     """Remove the first event; returns (time, priority, data)."""
     ht, hk, hd = heap
-    t0, k0, d0 = ht[0], hk[0], hd[0]
-    n = ctr[C_HSIZE] - 1
-    ctr[C_HSIZE] = n
-    t, k, d = ht[n], hk[n], hd[n]
-    i = 0
-    while True:
-        c = 4 * i + 1
-        if c >= n:
-            break
-        last = min(c + 4, n)
-        for x in range(c + 1, last):
-            if ht[x] < ht[c] or (ht[x] == ht[c] and hk[x] < hk[c]):
-                c = x
-        if ht[c] < t or (ht[c] == t and hk[c] < k):
-            ht[i] = ht[c]
-            hk[i] = hk[c]
-            hd[i] = hd[c]
-            i = c
-        else:
-            break
-    ht[i] = t
-    hk[i] = k
-    hd[i] = d
-    return t0, k0 >> np.int64(48), d0
+    t, k, d, ctr[C_HSIZE] = events.pop(ht, hk, hd, ctr[C_HSIZE])
+    return t, events.key_priority(k), d
 
 
 # ------------------------------------------------------------------ records

@@ -240,9 +240,7 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
     if np.isnan(out[5][j]):
         out[5][j] = s
     if s > now:   # wake up at the reservation time (stale wake-ups are ignored)
-        ht, hk, hkind, hd = heap
-        ctr[I_HSIZE] = events.heap_push(ht, hk, hkind, hd, ctr[I_HSIZE], s, events.JOB_START, ctr[I_SEQ], j)
-        ctr[I_SEQ] += 1
+        events.push_kind(heap, ctr, I_HSIZE, I_SEQ, s, events.JOB_START, j)
 
 
 @kernel_inline

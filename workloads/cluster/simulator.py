@@ -19,7 +19,7 @@ import numpy as np
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
-    CL_MASKS, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS, I_ARRIVED, I_DUE,
+    CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS, I_ARRIVED, I_DUE,
     I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES,
     _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
@@ -95,7 +95,7 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
     submit, n = jb[0], jb[1]
     start = out[0]
     n_jobs = submit.size
-    ht, hk, hkind, hd = heap
+    ht, hk, hd = heap
     ia = ctr[I_NEXT]
     while True:
         ta = submit[ia] if ia < n_jobs else np.inf
@@ -103,13 +103,16 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
         t = min(ta, th)
         if t == np.inf:
             break
-        # room for every event this time can push (a wake-up and an end per queued job)
-        k = ia
-        while k < n_jobs and submit[k] == t:
-            k += 1
-        if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
-            ctr[I_NEXT] = ia
-            return 1
+        if policy_q == CONSERVATIVE:
+            # room for every event this time can push (a wake-up and an end per queued
+            # job); other policies push one end per started job, and the heap starts
+            # with room for two per job
+            k = ia
+            while k < n_jobs and submit[k] == t:
+                k += 1
+            if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
+                ctr[I_NEXT] = ia
+                return 1
         _advance_clocks(t, clk)
         trigger = False
         due = False
@@ -120,7 +123,8 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
             arrived += 1
             trigger = True
         while ctr[I_HSIZE] > 0 and ht[0] == t:
-            _t, kind, d, ctr[I_HSIZE] = events.heap_pop(ht, hk, hkind, hd, ctr[I_HSIZE])
+            _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
+            kind = events.key_kind(ek)
             if kind == events.COMPUTE_END:
                 finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                 trigger = True
