@@ -64,6 +64,8 @@ from typing import Callable
 
 import numpy as np
 
+from . import profile
+
 POLICIES = ("fcfs", "mpfs_scan", "easy", "conservative")
 
 #: ``place(j)`` -> ``(nodes, slowest speed among them)`` or None; ``commit(j, placed)`` starts j.
@@ -72,63 +74,28 @@ Commit = Callable[[int, "tuple[np.ndarray, float]"], None]
 
 
 class Profile:
-    """Free capacity over time, a step function: ``free[k]`` on ``[t[k], t[k+1])``, the
-    last step lasting forever (the Python twin of part 1's ``profile.py``)."""
+    """Free capacity over time for the Python scheduler: part 1's step-function profile
+    (``profile.py``, the same numba functions) behind a small face that grows its arrays
+    and clips windows to the live part (a shape-delayed job's window slides, see above)."""
 
-    def __init__(self, total: int) -> None:
-        self.t: list[float] = [-math.inf]
-        self.free: list[int] = [total]
-
-    def _find(self, x: float) -> int:
-        return max(bisect.bisect_right(self.t, x) - 1, 0)
-
-    def _point(self, x: float) -> int:
-        k = self._find(x)
-        if self.t[k] == x:
-            return k
-        self.t.insert(k + 1, x)
-        self.free.insert(k + 1, self.free[k])
-        return k + 1
+    def __init__(self, total: int, capacity: int = 64) -> None:
+        self.pt, self.pf, self.meta = profile.new(capacity, total)
+        self.pt[0] = -math.inf
 
     def add(self, a: float, b: float, delta: int) -> None:
         """Add ``delta`` free units on ``[a, b)`` (a is clipped to the first live step)."""
-        a = max(a, self.t[0])
-        if not b > a:
-            return
-        i = self._point(a)
-        j = self._point(b) if b < math.inf else len(self.t)
-        for k in range(i, j):
-            self.free[k] += delta
-        if j < len(self.t) and self.free[j] == self.free[j - 1]:       # keep it canonical
-            del self.t[j], self.free[j]
-        if i > 0 and self.free[i] == self.free[i - 1]:
-            del self.t[i], self.free[i]
+        if self.meta[1] + 2 >= self.pt.size:       # every add inserts at most two steps
+            self.pt = np.concatenate([self.pt, np.zeros(self.pt.size)])
+            self.pf = np.concatenate([self.pf, np.zeros(self.pf.size, np.int64)])
+        profile.add(self.pt, self.pf, self.meta, max(a, self.pt[self.meta[0]]), b, delta)
 
     def prune(self, now: float) -> None:
         """Forget the steps that ended by ``now``; the first live step starts at now."""
-        k = self._find(now)
-        del self.t[:k], self.free[:k]
-        self.t[0] = now
+        profile.prune(self.pt, self.pf, self.meta, now)
 
     def earliest(self, now: float, n: int, d: float, limit: float) -> float:
         """Earliest s in [now, limit) with >= n free over [s, min(s + d, limit)); else limit."""
-        t, f = self.t, self.free
-        size = len(t)
-        k = self._find(now)
-        start = now
-        while True:
-            if start >= limit:
-                return limit
-            endcap = min(start + d, limit)
-            q = k
-            while q < size and t[q] < endcap and f[q] >= n:
-                q += 1
-            if q == size or t[q] >= endcap:
-                return start
-            k = q + 1
-            if k >= size:
-                return limit
-            start = t[k]
+        return float(profile.earliest(self.pt, self.pf, self.meta, now, n, d, limit))
 
 
 class Queues:
