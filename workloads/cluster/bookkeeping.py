@@ -3,7 +3,7 @@
 Part 1 models computation only: a job on nodes I runs ``tau / min_{i in I} s_i`` and is
 killed at ``t / min s_i`` if that is shorter (:func:`start_job` pushes the right event).
 
-State is plain arrays grouped in tuples (built by ``simulator.make_state``):
+State is plain arrays grouped in tuples (built by ``simulator.new_state``):
 - ``nd``: per node cores, memory, disk (KB), speed, free cores/memory/disk, and the
   allocation scan order, its bitset and scratch;
 - ``jb``: per job submit (s), cores n, memory and disk per process (KB), estimate t and

@@ -23,8 +23,9 @@ back and the queue compressed. With homogeneous speed 1 both are simply ``t``.
 Each pass takes the same state tuples as ``bookkeeping.start_job``. The queue array
 ``q[ctr[I_QH]:ctr[I_QT]]`` holds the waiting jobs in queue order as entries
 ``cores << 32 | job`` (:func:`entry`), so a scan tests a job's size without touching the
-job arrays, with :data:`HOLE` (larger than any size) where a job has started (``ctr[I_Q]`` live ones); a scan that stops early (no free core left) then
-costs only what it scanned, and :func:`compact` squeezes the holes out now and then.
+job arrays, with :data:`HOLE` (larger than any size) where a job has started
+(``ctr[I_Q]`` live ones); a scan that stops early (no free core left) then costs only
+what it scanned, and :func:`compact` squeezes the holes out now and then.
 """
 from __future__ import annotations
 

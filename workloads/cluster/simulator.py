@@ -9,9 +9,7 @@ time. Part 2 adds packet events as new branches of the dispatch in :func:`_run`.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -19,33 +17,10 @@ import numpy as np
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
-    CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS, I_ARRIVED, I_DUE,
-    I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES,
-    _advance_clocks, _record_state, finish_job)
+    CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
+    I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
+    QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
-
-
-#: Modules whose numba functions are compiled into :func:`_run` (extend when adding one).
-KERNEL_MODULES = ("bookkeeping", "queue_policies", "allocation", "events", "profile", "_jit")
-
-
-def _refresh_cache_stamp() -> None:
-    """Make numba recompile the kernel when any module inlined into it changed.
-
-    numba's on-disk cache of :func:`_run` is keyed on this file's modification time only,
-    not on the modules whose functions are inlined into it (:data:`KERNEL_MODULES`). Bump this file's mtime when one of them is newer, so an
-    edit there is never run from a stale cache. Harmless where the file is read-only.
-    """
-    here = Path(__file__)
-    try:
-        newest = max((here.parent / f"{m}.py").stat().st_mtime for m in KERNEL_MODULES)
-        if newest > here.stat().st_mtime:
-            os.utime(here, (newest, newest))
-    except OSError:
-        pass
-
-
-_refresh_cache_stamp()
 
 
 @kernel
