@@ -25,8 +25,7 @@ from . import events, simulator
 from . import network as net
 from . import spmd
 from .bookkeeping import I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job
-from .queue_policies import start_due
-from .simulator import Result, _enqueue, _pass
+from .simulator import Result, _enqueue, schedule
 from .topology import Topology
 
 
@@ -115,12 +114,8 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
                     due = True
                     ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
-        if trigger:
-            _pass(policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
-                  rng, alloc_policy)
-        elif due:
-            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                      alloc_policy, policy_q)
+        schedule(trigger, due, policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+                 cand_node, cand_k, rng, alloc_policy)
         # 5: SPMD starts of the jobs started at t, in the order the pass started them
         m = 0
         for j in range(lo, ia):

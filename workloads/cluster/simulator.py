@@ -62,6 +62,20 @@ def _pass(policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, 
                           cand_k, rng, alloc_policy, policy_q)
 
 
+@kernel_inline
+def schedule(trigger: bool, due: bool, policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
+             dplan, cand_node, cand_k, rng, alloc_policy) -> None:
+    """The scheduling step after all events of a time: one pass of the queue policy if the
+    time held an arrival or a job end (``trigger``), else only the start of the jobs whose
+    reservation came due (``due``, conservative wake-ups)."""
+    if trigger:
+        _pass(policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+              rng, alloc_policy)
+    elif due:
+        start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                  alloc_policy, policy_q)
+
+
 @kernel
 def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
          dplan, q, cand_node, cand_k, rng) -> int:
@@ -111,12 +125,8 @@ def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, 
                     due = True
                     ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
-        if trigger:
-            _pass(policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
-                  rng, alloc_policy)
-        elif due:
-            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                      alloc_policy, policy_q)
+        schedule(trigger, due, policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+                 cand_node, cand_k, rng, alloc_policy)
         _record_state(ctr, clk, total_cores, cl_mask)
     ctr[I_NEXT] = ia
     return 0
@@ -196,13 +206,7 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
         raise ValueError(f"a job asks for {n.max()} cores, the cluster has {total}")
     if nj >= 2 ** 31:
         raise ValueError(f"{nj} jobs: at most 2**31 - 1 per flow")   # queue entries pack (cores, job)
-    order = allocation.node_order(alloc_policy, speed)
-    rank = np.empty(p, np.int64)
-    rank[order] = np.arange(p)
-    bits = np.zeros((p + 63) // 64, np.uint64)
-    for i in range(p):
-        if cores[i] > 0:
-            allocation.bit_set(bits, rank[i], True)
+    order, rank, bits = allocation.scan_state(alloc_policy, speed, cores)
     mem = np.ascontiguousarray(node_mem, np.float64)
     disk = np.ascontiguousarray(node_disk, np.float64)
     nd = (cores, mem, disk, speed, cores.copy(), mem.copy(), disk.copy(), order, rank, bits, np.empty(p, np.int64))

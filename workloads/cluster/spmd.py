@@ -41,6 +41,7 @@ import numpy as np
 
 from . import network as net
 from .network import A_BLOCK, A_RECVS, COMPUTE_END, NEED_ROOM, kernel
+from ._jit import kernel_inline
 from .topology import Topology
 
 RANDOM, PAIRS, RING, ONE_TO_ALL, ALL_TO_ALL = 0, 1, 2, 3, 4
@@ -237,18 +238,27 @@ def job_messages(j: int, jb) -> int:
     return 0 if n < 2 else n * (n - 1) + n
 
 
+@kernel_inline
+def _packet_event(t: float, prio: int, data: int, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link, link_dst,
+                  link_time, dev, lnk, pk, msg, msgf, heap, ctr, acc) -> None:
+    """A link or routing end; a message it completes goes to its receiving process (a
+    bare message is freed)."""
+    m = net.packet_event(t, prio, data, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf,
+                         heap, ctr, acc)
+    if m >= 0:
+        if msg[net.M_PROC, m] >= 0:
+            _arrived(m, t, node_speed, pr, prf, pi, jb, jbf, msg, heap, ctr, acc)
+        else:
+            net.free_message(m, msg, ctr)
+
+
 @kernel
 def step(t: float, prio: int, data: int, seed, mean_bytes: float, payload: float, node_speed, pr, prf, pi, jb, jbf,
          t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, heap, ctr, acc) -> int:
     """Handle one popped event; returns the job that ended with it, or -1."""
     if prio != COMPUTE_END:
-        m = net.packet_event(t, prio, data, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf,
-                             heap, ctr, acc)
-        if m >= 0:
-            if msg[net.M_PROC, m] >= 0:
-                _arrived(m, t, node_speed, pr, prf, pi, jb, jbf, msg, heap, ctr, acc)
-            else:
-                net.free_message(m, msg, ctr)
+        _packet_event(t, prio, data, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link, link_dst, link_time,
+                      dev, lnk, pk, msg, msgf, heap, ctr, acc)
         return -1
     p = data
     j = pr[P_JOB, p]
@@ -287,13 +297,8 @@ def advance(t_limit: float, inclusive: bool, max_deg: int, done, seed, mean_byte
             return NEED_ROOM
         t, prio, data = net.heap_pop(heap, ctr)
         if prio != COMPUTE_END:         # the hot path: straight to the packet handler
-            m = net.packet_event(t, prio, data, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf,
-                                 heap, ctr, acc)
-            if m >= 0:
-                if msg[net.M_PROC, m] >= 0:
-                    _arrived(m, t, node_speed, pr, prf, pi, jb, jbf, msg, heap, ctr, acc)
-                else:
-                    net.free_message(m, msg, ctr)
+            _packet_event(t, prio, data, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link, link_dst, link_time,
+                          dev, lnk, pk, msg, msgf, heap, ctr, acc)
             continue
         j = step(t, prio, data, seed, mean_bytes, payload, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link,
                  link_dst, link_time, dev, lnk, pk, msg, msgf, heap, ctr, acc)
