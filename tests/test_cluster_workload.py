@@ -147,13 +147,7 @@ def _choose(policy, n, free, speed, mr=0.0, mem=None, seed=1):
     p = free.size
     speed = np.asarray(speed, float)
     mem = np.full(p, 1e9) if mem is None else np.asarray(mem, float)
-    order = allocation.node_order(policy, speed)
-    rank = np.empty(p, np.int64)
-    rank[order] = np.arange(p)
-    bits = np.zeros((p + 63) // 64, np.uint64)
-    for i in range(p):
-        if free[i] > 0:
-            allocation.bit_set(bits, rank[i], True)
+    order, _rank, bits = allocation.scan_state(policy, speed, free)
     out_n, out_k = np.zeros(p, np.int64), np.zeros(p, np.int64)
     m = allocation.choose(policy, n, mr, 0.0, free, mem, np.full(p, 1e9), speed, order, bits,
                           np.zeros(p, np.int64), np.array([seed], np.uint64), out_n, out_k)

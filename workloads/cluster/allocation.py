@@ -29,11 +29,21 @@ NAMES = ("first_fit", "best_fit", "fastest_first", "random_first")
 #: Policies whose scan follows a fixed node order (kept as a bitset of nodes with free cores).
 ORDERED = (FIRST_FIT, FASTEST_FIRST)
 
-def node_order(policy: int, speed: np.ndarray) -> np.ndarray:
-    """The fixed scan order (rank -> node) of an ordered policy; identity otherwise."""
+def scan_state(policy: int, speed: np.ndarray, free_cores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, rank, bits)`` for :func:`choose`: the fixed scan order (rank -> node) of an
+    ordered policy (identity otherwise), its inverse, and the bitset over ranks of the
+    nodes with free cores."""
+    p = speed.size
     if policy == FASTEST_FIRST:
-        return np.lexsort((np.arange(speed.size), -speed)).astype(np.int64)
-    return np.arange(speed.size, dtype=np.int64)
+        order = np.lexsort((np.arange(p), -speed)).astype(np.int64)
+    else:
+        order = np.arange(p, dtype=np.int64)
+    rank = np.empty(p, np.int64)
+    rank[order] = np.arange(p)
+    bits = np.zeros((p + 63) // 64, np.uint64)
+    on = rank[np.asarray(free_cores) > 0]
+    np.bitwise_or.at(bits, on >> 6, np.left_shift(np.uint64(1), (on & 63).astype(np.uint64)))
+    return order, rank, bits
 
 
 @kernel_inline
