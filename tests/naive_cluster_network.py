@@ -17,15 +17,20 @@ def idle_formula(path_link_times: list[float], npk: int, t_routing: float) -> fl
     return sum(path_link_times) + (k + 1) * t_routing + (npk - 1) * max([t_routing] + path_link_times)
 
 
-def packet_sim(next_link, link_dst, link_time, t_routing, msgs):
-    """msgs: list of (t_send, src, dst, npk) in send order. Returns arrival times."""
-    heap: list = []
+def _pusher(heap: list):
+    """``push(t, prio, item)`` onto ``heap`` in (time, priority, insertion) order (SimPy's)."""
     seq = [0]
 
     def push(t, prio, item):
         heapq.heappush(heap, (t, prio, seq[0], item))
         seq[0] += 1
+    return push
 
+
+def packet_sim(next_link, link_dst, link_time, t_routing, msgs):
+    """msgs: list of (t_send, src, dst, npk) in send order. Returns arrival times."""
+    heap: list = []
+    push = _pusher(heap)
     n_dev = len(next_link)
     in_q = [deque() for _ in range(n_dev)]
     router_busy = [False] * n_dev
@@ -102,12 +107,7 @@ def spmd_sim(next_link, link_dst, link_time, t_routing, jobs, node_speed, sizes,
     Computation ends follow the documented exact chain: origin + (tau/s) * ((i+1-k0)/iters).
     """
     heap: list = []
-    seq = [0]
-
-    def push(t, prio, item):
-        heapq.heappush(heap, (t, prio, seq[0], item))
-        seq[0] += 1
-
+    push = _pusher(heap)
     n_dev = len(next_link)
     in_q = [deque() for _ in range(n_dev)]
     router = [None] * n_dev

@@ -14,6 +14,19 @@ TOPOS = {"torus": T.torus((4, 4)), "star": T.star(16), "fat_tree": T.fat_tree(4,
 MAY_FAIL = {"contiguous", "quasi_contiguous"}      # may refuse although enough nodes are idle
 
 
+def _assert_within_nodes(res, allocs, f, times) -> None:
+    """At every instant of ``times``: processes per node <= cores, memory within the node."""
+    p = len(f.node_cores)
+    for t in times:
+        on = (res.start <= t) & (res.end > t)
+        used = np.zeros(p, int)
+        mem = np.zeros(p)
+        for j in np.nonzero(on)[0]:
+            np.add.at(used, allocs[j], 1)
+            np.add.at(mem, allocs[j], f.mem_req[j])
+        assert (used <= f.node_cores).all() and (mem <= f.node_mem * (1 + 1e-12)).all()
+
+
 @settings(max_examples=40, deadline=None)
 @given(method=st.sampled_from(sorted(A.METHODS)), seed=st.integers(0, 2**32 - 1), m=st.integers(1, 16),
        idle_p=st.floats(0.2, 1.0))
@@ -86,15 +99,7 @@ def test_network_schedule_never_overcommits(method):
     f, _, res, sim, allocs = _run(p, 11)
     assert not np.isnan(res.start).any() and (res.start >= f.submit).all()
     # every instant: processes per node <= cores, memory and disk within the node
-    times = np.unique(np.concatenate([res.start, res.end]))
-    for t in times:
-        on = (res.start <= t) & (res.end > t)
-        used = np.zeros(16, int)
-        mem = np.zeros(16)
-        for j in np.nonzero(on)[0]:
-            np.add.at(used, allocs[j], 1)
-            np.add.at(mem, allocs[j], f.mem_req[j])
-        assert (used <= f.node_cores).all() and (mem <= f.node_mem * (1 + 1e-12)).all()
+    _assert_within_nodes(res, allocs, f, np.unique(np.concatenate([res.start, res.end])))
     # network only delays: real time >= computation on the slowest node; kills exactly at the estimate
     real = res.end - res.start
     assert (real >= f.tau / res.min_speed * (1 - 1e-12)).all()
@@ -164,12 +169,5 @@ def test_random_configurations_keep_invariants(seed, case):
     f, comm = NS.replication_inputs(p, seed)
     res, sim, allocs, _ = NS.simulate_network(p, f, comm, NS._topology(p))
     assert not np.isnan(res.end).any() and (res.start >= f.submit).all() and (res.end > res.start).all()
-    for t in np.unique(res.start):
-        on = (res.start <= t) & (res.end > t)
-        used = np.zeros(16, int)
-        mem = np.zeros(16)
-        for j in np.nonzero(on)[0]:
-            np.add.at(used, allocs[j], 1)
-            np.add.at(mem, allocs[j], f.mem_req[j])
-        assert (used <= f.node_cores).all() and (mem <= f.node_mem * (1 + 1e-12)).all()
+    _assert_within_nodes(res, allocs, f, np.unique(res.start))
     assert sim.net.ctr[network.C_MUSED] == 0 or res.killed.any()    # every message delivered unless a job died
