@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 from ._jit import kernel_inline
 
 from . import allocation, events, profile
@@ -105,7 +107,7 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
               prof, policy_q: int) -> None:
     """Start job j at ``now`` on the chosen nodes ``cand_node[:m]`` (``cand_k`` processes)."""
     speed, fc, fm, fdk, order_rank, bits = nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
-    n, mr, dr, est, tau = jb[1][j], jb[2][j], jb[3][j], jb[4][j], jb[5][j]
+    mr, dr = jb[2][j], jb[3][j]
     alloc_ptr, alloc_node, alloc_k = alloc
     ptr = ctr[I_CURSOR]
     alloc_ptr[j] = ptr
@@ -126,8 +128,58 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
         alloc_k[ptr + a] = k
         if speed[i] < smin:
             smin = speed[i]
+    _started(j, now, m, smin, speed_free, jb, out, run, heap, ctr, clk, prof, policy_q)
+
+
+@kernel_inline
+def start_in_order(j: int, now: float, alloc_policy: int, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
+                   policy_q: int) -> None:
+    """Start job j at ``now`` on the nodes ``allocation.choose`` would give it, choosing
+    and taking them in one pass over the bitset of nodes with free cores.
+
+    Only for an ordered policy (first_fit, fastest_first) and a job with no memory or
+    disk per process, which then fits exactly when its cores are free: the caller has
+    checked ``n <= ctr[I_FREE]``. Skipping the candidate arrays saves a write and a read
+    per node of every start."""
+    speed, fc, order, bits = nd[3], nd[4], nd[7], nd[9]
+    alloc_ptr, alloc_node, alloc_k = alloc
+    ptr = ctr[I_CURSOR]
+    alloc_ptr[j] = ptr
+    left = jb[1][j]
+    m = 0
+    smin = np.inf
+    speed_free = clk[C_SPEEDFREE]
+    w = 0
+    while left > 0:
+        x = bits[w]
+        while x != 0 and left > 0:
+            r = (w << 6) + trailing_zeros(x)
+            i = r if alloc_policy == allocation.FIRST_FIT else order[r]   # first fit: rank = node id
+            fi = fc[i]                # > 0: the bit is set
+            k = min(fi, left)
+            fc[i] = fi - k
+            if k == fi:               # node full: clear its bit
+                x &= x - np.uint64(1)
+            left -= k
+            speed_free -= speed[i] * k
+            alloc_node[ptr + m] = i
+            alloc_k[ptr + m] = k
+            m += 1
+            if speed[i] < smin:
+                smin = speed[i]
+        bits[w] = x
+        w += 1
+    _started(j, now, m, smin, speed_free, jb, out, run, heap, ctr, clk, prof, policy_q)
+
+
+@kernel_inline
+def _started(j: int, now: float, m: int, smin: float, speed_free: float, jb, out, run, heap, ctr, clk, prof,
+             policy_q: int) -> None:
+    """The bookkeeping of a start once job j holds ``alloc_node[ptr:ptr + m]`` (``ptr =
+    ctr[I_CURSOR]``): times, its end or kill event, the queue policy's plan."""
+    n, est, tau = jb[1][j], jb[4][j], jb[5][j]
     clk[C_SPEEDFREE] = speed_free
-    ctr[I_CURSOR] = ptr + m
+    ctr[I_CURSOR] += m
     ctr[I_FREE] -= n
     ctr[I_STARTED] += 1
     ctr[I_RVER] += 1

@@ -157,7 +157,7 @@ def simulate(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, no
     tau = np.asarray(tau, np.float64)
     # part 1's state with tau = inf: part 1 schedules only the kill
     st = simulator.new_state(submit, cores_req, mem_req, disk_req, estimate, np.full(tau.size, np.inf), node_cores,
-                             node_mem, node_disk, node_speed, alloc_policy, rng_seed)
+                             node_mem, node_disk, node_speed, alloc_policy, rng_seed, policy_q)
     nj = st.jb[0].size
     n, speed = st.jb[1], st.nd[3]
     # ---- the network and the SPMD processes

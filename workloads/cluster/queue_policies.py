@@ -35,7 +35,8 @@ from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
     C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER, I_Q, I_QH,
-    I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_job)
+    I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_in_order,
+    start_job)
 
 
 #: A started job's place in the queue; its "size" (``HOLE >> 32``) exceeds any cluster.
@@ -56,6 +57,30 @@ def _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k) -> int:
         return -1
     return allocation.choose(alloc_policy, n, jb[2][j], jb[3][j], nd[4], nd[5], nd[6], nd[3],
                              nd[7], nd[9], nd[10], rng, cand_node, cand_k)
+
+
+@kernel_inline
+def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
+               policy_q) -> bool:
+    """Start job j now if the allocation policy finds it room; whether it started."""
+    if _by_count(j, jb, alloc_policy):
+        if jb[1][j] > ctr[I_FREE]:
+            return False
+        start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+        return True
+    m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+    if m < 0:
+        return False
+    start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+    return True
+
+
+@kernel_inline
+def _by_count(j, jb, alloc_policy) -> bool:
+    """Whether job j fits exactly when its cores are free: an ordered policy, which draws
+    nothing, and no memory or disk per process (``bookkeeping.start_in_order``)."""
+    return ((alloc_policy == allocation.FIRST_FIT or alloc_policy == allocation.FASTEST_FIRST)
+            and jb[2][j] == 0.0 and jb[3][j] == 0.0)
 
 
 @kernel
@@ -83,10 +108,9 @@ def _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, can
         v = q[ctr[I_QH]]
         if v != HOLE:
             j = v & _JOB
-            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
-            if m < 0:
+            if not _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
+                              alloc_policy, policy_q):
                 return j
-            start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
             ctr[I_Q] -= 1
         ctr[I_QH] += 1
     return -1
@@ -111,15 +135,12 @@ def scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
         if v == HOLE:
             continue
         j = v & _JOB
-        m = -1
-        if ctr[I_FREE] > 0:
-            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
-        if m < 0:
+        if ctr[I_FREE] > 0 and _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node,
+                                          cand_k, rng, alloc_policy, policy_q):
+            ctr[I_Q] -= 1
+        else:
             q[w] = v
             w += 1
-        else:
-            start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
-            ctr[I_Q] -= 1
     ctr[I_QT] = w
 
 
@@ -158,6 +179,16 @@ def _first_to_scan(head: int, ctr, clk, alloc_policy: int) -> int:
             and alloc_policy != allocation.RANDOM_FIRST and ctr[I_SCAN_END] > k0):
         k0 = ctr[I_SCAN_END]
     return k0
+
+
+@kernel_inline
+def _next_fitting(q, k: int, qt: int, free: int) -> int:
+    """The first queue position from k on whose job asks for at most ``free`` cores
+    (never a hole), or qt. One comparison per entry: entries order by size first."""
+    limit = (free + 1) << 32
+    while k < qt and q[k] >= limit:
+        k += 1
+    return k
 
 
 @kernel_inline
@@ -205,27 +236,39 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     have_shadow = False
     shadow = np.inf
     extra = 0
-    for k in range(_first_to_scan(head, ctr, clk, alloc_policy), ctr[I_QT]):
-        if ctr[I_FREE] == 0:      # nothing more can start
+    k = _first_to_scan(head, ctr, clk, alloc_policy)
+    qt = ctr[I_QT]
+    while ctr[I_FREE] > 0:        # else nothing more can start
+        k = _next_fitting(q, k, qt, ctr[I_FREE])
+        if k == qt:
             break
         n = q[k] >> 32
-        if n > ctr[I_FREE]:
-            continue              # also skips holes
+        k += 1
         if not have_shadow:       # wanted only once some job fits the free cores
             shadow, extra = _shadow(head, jb, run, ctr, clk)
             have_shadow = True
-        j = q[k] & _JOB
-        if n > extra and now + est[j] / clk[C_SMAX] > shadow:
+        j = q[k - 1] & _JOB
+        e = est[j] / clk[C_SMAX]  # on the fastest nodes: a lower bound, exact if all are equal
+        if n > extra and now + e > shadow:
             continue              # would end after the shadow even on the fastest nodes
+        if clk[C_SMIN] == clk[C_SMAX] and _by_count(j, jb, alloc_policy):
+            # fits (n <= free cores) and, e being exact, ends by the shadow or fits extra
+            if now + e > shadow:
+                extra -= n
+            start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+            q[k - 1] = HOLE
+            ctr[I_Q] -= 1
+            continue
         m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
         if m >= 0:
-            e = est[j] / _min_speed(speed, cand_node, m)
+            if clk[C_SMIN] != clk[C_SMAX]:
+                e = est[j] / _min_speed(speed, cand_node, m)
             if now + e <= shadow or n <= extra:
                 if now + e > shadow:
                     extra -= n
                 start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
                           policy_q)
-                q[k] = HOLE
+                q[k - 1] = HOLE
                 ctr[I_Q] -= 1
     _end_easy_pass(q, ctr, head)
 
@@ -254,10 +297,8 @@ def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     for k in range(ctr[I_QH], ctr[I_QT]):
         j = q[k] & _JOB
         if q[k] != HOLE and res[j] == now:
-            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
-            if m >= 0:
-                start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
-                          policy_q)
+            if _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
+                          alloc_policy, policy_q):
                 q[k] = HOLE
                 ctr[I_Q] -= 1
             else:   # only possible if memory/disk bind, which check_params forbids

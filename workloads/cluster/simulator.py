@@ -18,7 +18,7 @@ from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
-    I_ARRIVED, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
+    I_ARRIVED, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
     QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
@@ -149,7 +149,7 @@ class Result:
     sigma_time: float        # sum dt sigma
     cl_integral: float       # sum_k dt sigma sum_i s_i P_ik
     unplaceable: int         # reservations that came due but could not be placed
-    alloc_ptr: np.ndarray    # job j's nodes are alloc_node[alloc_ptr[j]:alloc_ptr[j] + nodes_used[j]]
+    alloc_ptr: np.ndarray    # job j's nodes are alloc_node[alloc_ptr[j]:alloc_ptr[j] + nodes_used[j]] (started jobs)
     alloc_node: np.ndarray
     alloc_k: np.ndarray      # processes of the job on that node
 
@@ -190,9 +190,15 @@ def codes(queue: str, allocation_policy: str, cl_mask: str) -> tuple[int, int, i
 
 def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
               estimate: np.ndarray, tau: np.ndarray, node_cores: np.ndarray, node_mem: np.ndarray,
-              node_disk: np.ndarray, node_speed: np.ndarray, alloc_policy: int, rng_seed: int) -> State:
+              node_disk: np.ndarray, node_speed: np.ndarray, alloc_policy: int, rng_seed: int,
+              policy_q: int) -> State:
     """Validate one job flow and cluster and build the kernel's initial state (arguments
-    as :func:`simulate`'s; ``alloc_policy`` an index of ``allocation.NAMES``)."""
+    as :func:`simulate`'s; ``alloc_policy`` an index of ``allocation.NAMES``, ``policy_q``
+    of ``QUEUE_NAMES``).
+
+    Arrays only one queue policy reads (the profile, reservations and planned durations
+    of conservative, EASY's running list) get their full size only for that policy: the
+    allocation, not the simulation, dominated short runs."""
     submit = np.ascontiguousarray(submit, np.float64)
     nj = submit.size
     if nj and np.any(np.diff(submit) < 0):
@@ -217,8 +223,13 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
            nan.copy(), np.full(nj, np.inf), np.zeros(nj))
     total_procs = int(n.sum())
-    alloc = (np.zeros(nj, np.int64), np.zeros(max(total_procs, 1), np.int64), np.zeros(max(total_procs, 1), np.int64))
-    run = (np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64))
+    # a job's nodes are written when it starts, before anything reads them
+    alloc = (np.zeros(nj, np.int64), np.empty(max(total_procs, 1), np.int64), np.empty(max(total_procs, 1), np.int64))
+    cons = policy_q == CONSERVATIVE
+    # without reservations the heap holds one end per running job, and a job holds a core
+    running = nj if nj == 0 or n.min() < 1 else min(nj, total)
+    nr = running + 1 if policy_q == EASY else 1
+    run = (np.zeros(nr), np.zeros(nr, np.int64), np.zeros(nr, np.int64))
     ctr = np.zeros(N_CTR, np.int64)
     ctr[I_FREE] = total
     ctr[I_SH_HEAD] = -1
@@ -226,12 +237,15 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
     clk[C_TPREV] = submit[0] if nj else 0.0
-    prof_pt, prof_pf, prof_meta = profile.new(2 * nj + 8, total)
-    return State(nd=nd, jb=jb, out=out, alloc=alloc, run=run, heap=events.heap_new(2 * nj + 16), ctr=ctr,
+    np_ = 2 * nj + 8 if cons else 8
+    prof_pt, prof_pf, prof_meta = profile.new(np_, total)
+    return State(nd=nd, jb=jb, out=out, alloc=alloc, run=run,
+                 heap=events.heap_new(2 * nj + 16 if cons else running + 16), ctr=ctr,
                  acc=(np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p)), clk=clk,
-                 prof=(prof_pt, prof_pf, prof_meta, np.zeros(2 * nj + 8, np.int64)), res=nan.copy(),
-                 dplan=est / speed.min(), q=np.zeros(nj + 1, np.int64), cand_node=np.zeros(p, np.int64),
-                 cand_k=np.zeros(p, np.int64), rng=np.array([rng_seed], dtype=np.uint64), total=total)
+                 prof=(prof_pt, prof_pf, prof_meta, np.zeros(np_, np.int64)), res=nan.copy() if cons else nan[:1],
+                 dplan=est / speed.min() if cons else est[:1], q=np.empty(nj + 1, np.int64),
+                 cand_node=np.zeros(p, np.int64), cand_k=np.zeros(p, np.int64),
+                 rng=np.array([rng_seed], dtype=np.uint64), total=total)
 
 
 def result_of(st: State) -> Result:
@@ -239,12 +253,13 @@ def result_of(st: State) -> Result:
     cores, mem, disk = st.nd[0], st.nd[1], st.nd[2]
     out, acc, clk = st.out, st.acc, st.clk
     md = clk[C_MDELTA]
+    used = int(st.ctr[I_CURSOR])      # the allocation arrays' written part
     with np.errstate(invalid="ignore", divide="ignore"):
         u, m_, d_ = (a / (md * cap) for a, cap in zip(acc[1:], (cores, mem, disk)))
     return Result(start=out[0], end=out[1], killed=out[2], nodes_used=out[3], min_speed=out[4], bound=out[5],
                   node_core_util=u, node_mem_util=m_, node_disk_util=d_, masked_time=md,
                   sigma_time=clk[C_MSIGMA], cl_integral=clk[C_CLACC], unplaceable=int(st.ctr[I_UNPLACEABLE]),
-                  alloc_ptr=st.alloc[0], alloc_node=st.alloc[1], alloc_k=st.alloc[2])
+                  alloc_ptr=st.alloc[0], alloc_node=st.alloc[1][:used], alloc_k=st.alloc[2][:used])
 
 
 def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, disk_req: np.ndarray,
@@ -260,7 +275,7 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     """
     policy_q, alloc_policy, mask = codes(queue, allocation_policy, cl_mask)
     st = new_state(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk, node_speed,
-                   alloc_policy, rng_seed)
+                   alloc_policy, rng_seed, policy_q)
     heap = st.heap
     while _run(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, heap, st.ctr, st.acc,
                st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng):
