@@ -26,8 +26,8 @@ from . import allocation, events, profile
 
 # ctr slots
 (I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_NEXT, I_QH,
- I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END) = range(21)
-N_CTR = 21
+ I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END, I_BY_COUNT) = range(22)
+N_CTR = 22
 # clk slots: masked clocks and integrals
 C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX = range(10)
 N_CLK = 10
@@ -64,25 +64,24 @@ def _record_state(ctr, clk, total_cores: int, cl_mask: int) -> None:
 
 # ---------------------------------------------------------------- running set (EASY)
 @kernel_inline
-def _running_insert(run_end, run_n, run_job, ctr, end: float, n: int, j: int) -> None:
-    """Insert into the running list kept sorted by estimated end (ties: insertion order).
+def _running_insert(run_end, run_nj, ctr, end: float, n: int, j: int) -> None:
+    """Insert job j (n cores) into the running list kept sorted by estimated end (ties:
+    insertion order). Entries pack ``n << 32 | j``, so a move is two words, not three.
 
     An insertion-sort step from the tail, not a binary search: the list is short (tens of
     jobs) and the search's unpredictable branches cost more than the moves it saves."""
     k = ctr[I_R]
     while k > 0 and run_end[k - 1] > end:
         run_end[k] = run_end[k - 1]
-        run_n[k] = run_n[k - 1]
-        run_job[k] = run_job[k - 1]
+        run_nj[k] = run_nj[k - 1]
         k -= 1
     run_end[k] = end
-    run_n[k] = n
-    run_job[k] = j
+    run_nj[k] = (n << 32) | j
     ctr[I_R] += 1
 
 
 @kernel_inline
-def _running_remove(run_end, run_n, run_job, ctr, end: float, j: int) -> None:
+def _running_remove(run_end, run_nj, ctr, end: float, n: int, j: int) -> None:
     r = ctr[I_R]
     lo, hi = 0, r
     while lo < hi:
@@ -92,12 +91,12 @@ def _running_remove(run_end, run_n, run_job, ctr, end: float, j: int) -> None:
         else:
             hi = mid
     k = lo
-    while run_job[k] != j:
+    v = (n << 32) | j
+    while run_nj[k] != v:
         k += 1
     for i in range(k, r - 1):
         run_end[i] = run_end[i + 1]
-        run_n[i] = run_n[i + 1]
-        run_job[i] = run_job[i + 1]
+        run_nj[i] = run_nj[i + 1]
     ctr[I_R] = r - 1
 
 
@@ -137,9 +136,9 @@ def start_in_order(j: int, now: float, alloc_policy: int, nd, jb, out, alloc, ru
     """Start job j at ``now`` on the nodes ``allocation.choose`` would give it, choosing
     and taking them in one pass over the bitset of nodes with free cores.
 
-    Only for an ordered policy (first_fit, fastest_first) and a job with no memory or
-    disk per process, which then fits exactly when its cores are free: the caller has
-    checked ``n <= ctr[I_FREE]``. Skipping the candidate arrays saves a write and a read
+    Only for an ordered policy (first_fit, fastest_first) and jobs with no memory or disk
+    per process (``ctr[I_BY_COUNT]``), where a job fits exactly when its cores are free:
+    the caller has checked ``n <= ctr[I_FREE]``. Skipping the candidate arrays saves a write and a read
     per node of every start."""
     speed, fc, order, bits = nd[3], nd[4], nd[7], nd[9]
     alloc_ptr, alloc_node, alloc_k = alloc
@@ -196,8 +195,8 @@ def _started(j: int, now: float, m: int, smin: float, speed_free: float, jb, out
     else:
         events.push_kind(heap, ctr, I_HSIZE, I_SEQ, now + lim, events.KILL, j)
     if policy_q == EASY:
-        run_end, run_n, run_job = run
-        _running_insert(run_end, run_n, run_job, ctr, now + lim, n, j)
+        run_end, run_nj = run
+        _running_insert(run_end, run_nj, ctr, now + lim, n, j)
     elif policy_q == CONSERVATIVE:
         pt, pf, meta, _pm = prof
         if now + lim < plan_end[j]:      # faster nodes than planned: give the tail back
@@ -239,8 +238,8 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
     end[j] = now
     killed[j] = 1 if was_killed else 0
     if policy_q == EASY:
-        run_end, run_n, run_job = run
-        _running_remove(run_end, run_n, run_job, ctr, est_end[j], j)
+        run_end, run_nj = run
+        _running_remove(run_end, run_nj, ctr, est_end[j], n, j)
     elif policy_q == CONSERVATIVE:
         pt, pf, meta, _pm = prof
         if now < plan_end[j]:            # ended before its estimate: compress the queue

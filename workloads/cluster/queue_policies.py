@@ -34,8 +34,8 @@ import numpy as np
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
-    C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER, I_Q, I_QH,
-    I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_in_order,
+    C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER,
+    I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_in_order,
     start_job)
 
 
@@ -63,7 +63,7 @@ def _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k) -> int:
 def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
                policy_q) -> bool:
     """Start job j now if the allocation policy finds it room; whether it started."""
-    if _by_count(j, jb, alloc_policy):
+    if ctr[I_BY_COUNT]:   # fits exactly when its cores are free (see simulator.new_state)
         if jb[1][j] > ctr[I_FREE]:
             return False
         start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
@@ -73,14 +73,6 @@ def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_
         return False
     start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
     return True
-
-
-@kernel_inline
-def _by_count(j, jb, alloc_policy) -> bool:
-    """Whether job j fits exactly when its cores are free: an ordered policy, which draws
-    nothing, and no memory or disk per process (``bookkeeping.start_in_order``)."""
-    return ((alloc_policy == allocation.FIRST_FIT or alloc_policy == allocation.FASTEST_FIRST)
-            and jb[2][j] == 0.0 and jb[3][j] == 0.0)
 
 
 @kernel
@@ -198,14 +190,14 @@ def _shadow(head: int, jb, run, ctr, clk):
     the free cores (``I_RVER``) stay the same."""
     if ctr[I_SH_HEAD] == head and ctr[I_SH_VER] == ctr[I_RVER]:
         return clk[C_SHADOW], ctr[I_SH_EXTRA]
-    run_end, run_n, _run_job = run
+    run_end, run_nj = run
     need = jb[1][head]
     avail = ctr[I_FREE]
     shadow = np.inf
     extra = 0
     r = ctr[I_R]
     for k in range(r):
-        avail += run_n[k]
+        avail += run_nj[k] >> 32
         if avail >= need and (k + 1 == r or run_end[k + 1] != run_end[k]):
             shadow = run_end[k]
             extra = avail - need
@@ -251,7 +243,7 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
         e = est[j] / clk[C_SMAX]  # on the fastest nodes: a lower bound, exact if all are equal
         if n > extra and now + e > shadow:
             continue              # would end after the shadow even on the fastest nodes
-        if clk[C_SMIN] == clk[C_SMAX] and _by_count(j, jb, alloc_policy):
+        if clk[C_SMIN] == clk[C_SMAX] and ctr[I_BY_COUNT]:
             # fits (n <= free cores) and, e being exact, ends by the shadow or fits extra
             if now + e > shadow:
                 extra -= n

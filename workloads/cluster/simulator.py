@@ -18,8 +18,8 @@ from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
-    I_ARRIVED, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE, MPFS_SCAN, N_CLK, N_CTR,
-    QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
+    I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
+    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
@@ -229,10 +229,13 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     # without reservations the heap holds one end per running job, and a job holds a core
     running = nj if nj == 0 or n.min() < 1 else min(nj, total)
     nr = running + 1 if policy_q == EASY else 1
-    run = (np.zeros(nr), np.zeros(nr, np.int64), np.zeros(nr, np.int64))
+    run = (np.zeros(nr), np.zeros(nr, np.int64))    # EASY's running list: estimated end, cores << 32 | job
     ctr = np.zeros(N_CTR, np.int64)
     ctr[I_FREE] = total
     ctr[I_SH_HEAD] = -1
+    # an ordered policy (it draws nothing) and no memory or disk per process: a job fits
+    # exactly when its cores are free, and bookkeeping.start_in_order takes the nodes
+    ctr[I_BY_COUNT] = (alloc_policy in allocation.ORDERED and not np.any(jb[2]) and not np.any(jb[3]))
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
