@@ -1,7 +1,7 @@
 """Simulator state and the bookkeeping of starting and ending jobs (numba).
 
 Part 1 models computation only: a job on nodes I runs ``tau / min_{i in I} s_i`` and is
-killed at ``t / min s_i`` if that is shorter (:func:`start_job` pushes the right event).
+killed at ``t / min s_i`` if that is shorter (:func:`started` pushes the right event).
 
 State is plain arrays grouped in tuples (built by ``simulator.new_state``):
 - ``nd``: per node cores, memory, disk (KB), speed, free cores/memory/disk, and the
@@ -101,10 +101,13 @@ def _running_remove(run_end, run_nj, ctr, end: float, n: int, j: int) -> None:
 
 
 # ---------------------------------------------------------------- start / finish
+# A start is two steps: take the nodes (``take_chosen`` or ``take_in_order``), then
+# ``started``. Callers inline ``started`` once per start site whichever way the nodes
+# were taken: numba inlines at the IR level, so every extra copy of it costs compile time.
 @kernel_inline
-def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk,
-              prof, policy_q: int) -> None:
-    """Start job j at ``now`` on the chosen nodes ``cand_node[:m]`` (``cand_k`` processes)."""
+def take_chosen(j: int, m: int, cand_node, cand_k, nd, jb, alloc, ctr, clk):
+    """Give job j the chosen nodes ``cand_node[:m]`` (``cand_k`` processes each); returns
+    (m, slowest node's speed, speed-weighted free cores) for :func:`started`."""
     speed, fc, fm, fdk, order_rank, bits = nd[3], nd[4], nd[5], nd[6], nd[8], nd[9]
     mr, dr = jb[2][j], jb[3][j]
     alloc_ptr, alloc_node, alloc_k = alloc
@@ -127,19 +130,19 @@ def start_job(j: int, now: float, m: int, cand_node, cand_k, nd, jb, out, alloc,
         alloc_k[ptr + a] = k
         if speed[i] < smin:
             smin = speed[i]
-    _started(j, now, m, smin, speed_free, jb, out, run, heap, ctr, clk, prof, policy_q)
+    return m, smin, speed_free
 
 
 @kernel_inline
-def start_in_order(j: int, now: float, alloc_policy: int, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
-                   policy_q: int) -> None:
-    """Start job j at ``now`` on the nodes ``allocation.choose`` would give it, choosing
-    and taking them in one pass over the bitset of nodes with free cores.
+def take_in_order(j: int, alloc_policy: int, nd, jb, alloc, ctr, clk):
+    """Give job j the nodes ``allocation.choose`` would choose, choosing and taking them in
+    one pass over the bitset of nodes with free cores; returns as :func:`take_chosen`.
 
     Only for an ordered policy (first_fit, fastest_first) and jobs with no memory or disk
     per process (``ctr[I_BY_COUNT]``), where a job fits exactly when its cores are free:
-    the caller has checked ``n <= ctr[I_FREE]``. Skipping the candidate arrays saves a write and a read
-    per node of every start."""
+    the caller has checked ``n <= ctr[I_FREE]``. The scan is ``choose``'s, written again
+    on purpose: skipping the candidate arrays saves a write and a read per node of every
+    start."""
     speed, fc, order, bits = nd[3], nd[4], nd[7], nd[9]
     alloc_ptr, alloc_node, alloc_k = alloc
     ptr = ctr[I_CURSOR]
@@ -168,14 +171,15 @@ def start_in_order(j: int, now: float, alloc_policy: int, nd, jb, out, alloc, ru
                 smin = speed[i]
         bits[w] = x
         w += 1
-    _started(j, now, m, smin, speed_free, jb, out, run, heap, ctr, clk, prof, policy_q)
+    return m, smin, speed_free
 
 
 @kernel_inline
-def _started(j: int, now: float, m: int, smin: float, speed_free: float, jb, out, run, heap, ctr, clk, prof,
-             policy_q: int) -> None:
-    """The bookkeeping of a start once job j holds ``alloc_node[ptr:ptr + m]`` (``ptr =
-    ctr[I_CURSOR]``): times, its end or kill event, the queue policy's plan."""
+def started(j: int, now: float, taken, jb, out, run, heap, ctr, clk, prof, policy_q: int) -> None:
+    """The bookkeeping of job j's start at ``now`` once it holds ``alloc_node[ptr:ptr + m]``
+    (``ptr = ctr[I_CURSOR]``; ``taken = (m, smin, speed_free)`` from a ``take_*``): times,
+    its end or kill event, the queue policy's plan."""
+    m, smin, speed_free = taken
     n, est, tau = jb[1][j], jb[4][j], jb[5][j]
     clk[C_SPEEDFREE] = speed_free
     ctr[I_CURSOR] += m

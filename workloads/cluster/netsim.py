@@ -7,7 +7,7 @@ network (2–4, ``spmd.advance``), part 1's kills and reservation wake-ups, one
 scheduling pass (part 1's FCFS / MPFS scan / EASY / conservative with part 1's
 allocation policies), and then the SPMD starts of the jobs that pass started (5), in the
 order the pass started them. Jobs reach part 1's bookkeeping with ``tau = inf``, so its
-``start_job`` schedules only the kill at ``start + t / min s``; the real end comes from
+``bookkeeping.started`` schedules only the kill at ``start + t / min s``; the real end comes from
 the network, and a kill of a job that already ended is ignored. The pools of the
 network grow inside the kernel (numba's reference counting is on in this one loop).
 

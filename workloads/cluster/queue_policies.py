@@ -20,7 +20,7 @@ reservation with ``t / s_slowest`` (slowest node of the cluster), which never un
 estimates, so no reservation is ever delayed; at the start the unused tail is given
 back and the queue compressed. With homogeneous speed 1 both are simply ``t``.
 
-Each pass takes the same state tuples as ``bookkeeping.start_job``. The queue array
+Each pass takes the same state tuples as ``bookkeeping.started``. The queue array
 ``q[ctr[I_QH]:ctr[I_QT]]`` holds the waiting jobs in queue order as entries
 ``cores << 32 | job`` (:func:`entry`), so a scan tests a job's size without touching the
 job arrays, with :data:`HOLE` (larger than any size) where a job has started
@@ -35,8 +35,8 @@ from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
     C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER,
-    I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, start_in_order,
-    start_job)
+    I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, started,
+    take_chosen, take_in_order)
 
 
 #: A started job's place in the queue; its "size" (``HOLE >> 32``) exceeds any cluster.
@@ -66,12 +66,13 @@ def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_
     if ctr[I_BY_COUNT]:   # fits exactly when its cores are free (see simulator.new_state)
         if jb[1][j] > ctr[I_FREE]:
             return False
-        start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
-        return True
-    m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
-    if m < 0:
-        return False
-    start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
+        taken = take_in_order(j, alloc_policy, nd, jb, alloc, ctr, clk)
+    else:
+        m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+        if m < 0:
+            return False
+        taken = take_chosen(j, m, cand_node, cand_k, nd, jb, alloc, ctr, clk)
+    started(j, now, taken, jb, out, run, heap, ctr, clk, prof, policy_q)
     return True
 
 
@@ -234,34 +235,33 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
         k = _next_fitting(q, k, qt, ctr[I_FREE])
         if k == qt:
             break
-        n = q[k] >> 32
+        at = k
         k += 1
+        n = q[at] >> 32
         if not have_shadow:       # wanted only once some job fits the free cores
             shadow, extra = _shadow(head, jb, run, ctr, clk)
             have_shadow = True
-        j = q[k - 1] & _JOB
+        j = q[at] & _JOB
         e = est[j] / clk[C_SMAX]  # on the fastest nodes: a lower bound, exact if all are equal
         if n > extra and now + e > shadow:
             continue              # would end after the shadow even on the fastest nodes
         if clk[C_SMIN] == clk[C_SMAX] and ctr[I_BY_COUNT]:
             # fits (n <= free cores) and, e being exact, ends by the shadow or fits extra
-            if now + e > shadow:
-                extra -= n
-            start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, policy_q)
-            q[k - 1] = HOLE
-            ctr[I_Q] -= 1
-            continue
-        m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
-        if m >= 0:
+            taken = take_in_order(j, alloc_policy, nd, jb, alloc, ctr, clk)
+        else:
+            m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
+            if m < 0:
+                continue
             if clk[C_SMIN] != clk[C_SMAX]:
                 e = est[j] / _min_speed(speed, cand_node, m)
-            if now + e <= shadow or n <= extra:
-                if now + e > shadow:
-                    extra -= n
-                start_job(j, now, m, cand_node, cand_k, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof,
-                          policy_q)
-                q[k - 1] = HOLE
-                ctr[I_Q] -= 1
+                if now + e > shadow and n > extra:
+                    continue      # on these nodes it would delay the head
+            taken = take_chosen(j, m, cand_node, cand_k, nd, jb, alloc, ctr, clk)
+        if now + e > shadow:
+            extra -= n
+        started(j, now, taken, jb, out, run, heap, ctr, clk, prof, policy_q)
+        q[at] = HOLE
+        ctr[I_Q] -= 1
     _end_easy_pass(q, ctr, head)
 
 

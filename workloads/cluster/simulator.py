@@ -234,18 +234,18 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     ctr[I_FREE] = total
     ctr[I_SH_HEAD] = -1
     # an ordered policy (it draws nothing) and no memory or disk per process: a job fits
-    # exactly when its cores are free, and bookkeeping.start_in_order takes the nodes
+    # exactly when its cores are free, and bookkeeping.take_in_order takes the nodes
     ctr[I_BY_COUNT] = (alloc_policy in allocation.ORDERED and not np.any(jb[2]) and not np.any(jb[3]))
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
     clk[C_TPREV] = submit[0] if nj else 0.0
-    np_ = 2 * nj + 8 if cons else 8
-    prof_pt, prof_pf, prof_meta = profile.new(np_, total)
+    n_prof = 2 * nj + 8 if cons else 8
+    prof_pt, prof_pf, prof_meta = profile.new(n_prof, total)
     return State(nd=nd, jb=jb, out=out, alloc=alloc, run=run,
                  heap=events.heap_new(2 * nj + 16 if cons else running + 16), ctr=ctr,
                  acc=(np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p)), clk=clk,
-                 prof=(prof_pt, prof_pf, prof_meta, np.zeros(np_, np.int64)), res=nan.copy() if cons else nan[:1],
+                 prof=(prof_pt, prof_pf, prof_meta, np.zeros(n_prof, np.int64)), res=nan.copy() if cons else nan[:1],
                  dplan=est / speed.min() if cons else est[:1], q=np.empty(nj + 1, np.int64),
                  cand_node=np.zeros(p, np.int64), cand_k=np.zeros(p, np.int64),
                  rng=np.array([rng_seed], dtype=np.uint64), total=total)

@@ -216,7 +216,7 @@ def start_job(j: int, t: float, seed, mean_bytes: float, payload: float, node_sp
 def place_from_alloc(j: int, ptr: int, m: int, alloc_node, alloc_k, pr, jb) -> None:
     """Write job j's process nodes from a part 1 allocation (``m`` nodes from ``ptr``:
     ``alloc_k`` processes on each ``alloc_node``, ranks in that order) — the hook the part 1
-    kernel's ``start_job`` needs before :func:`start_job`."""
+    kernel's allocation (``bookkeeping.take_*``) gives before :func:`start_job`."""
     p = jb[J_PBASE, j]
     for a in range(m):
         for _ in range(alloc_k[ptr + a]):
