@@ -56,8 +56,9 @@ def _delete(pt, pf, meta, k: int) -> None:
 
 
 @kernel
-def _point(pt, pf, meta, x: float) -> int:
-    k = find(pt, meta[0], meta[1], x)
+def _point(pt, pf, meta, lo: int, x: float) -> int:
+    """Index of a step starting at x (split from its step if needed; pt[lo] <= x)."""
+    k = find(pt, lo, meta[1], x)
     if pt[k] == x:
         return k
     _insert(pt, pf, meta, k + 1, x, pf[k])
@@ -65,12 +66,15 @@ def _point(pt, pf, meta, x: float) -> int:
 
 
 @kernel
-def add(pt, pf, meta, a: float, b: float, delta: int) -> None:
-    """Add ``delta`` free cores on [a, b) (a >= pt[p0]); keeps the profile canonical."""
+def add(pt, pf, meta, a: float, b: float, delta: int) -> int:
+    """Add ``delta`` free cores on [a, b) (a >= pt[p0]); keeps the profile canonical.
+
+    Returns the index of the first step that changed: the steps before it keep their
+    index and value (what a prefix maximum computed before the change still covers)."""
     if not b > a:
-        return
-    i = _point(pt, pf, meta, a)
-    j = _point(pt, pf, meta, b)
+        return meta[1]
+    i = _point(pt, pf, meta, meta[0], a)
+    j = _point(pt, pf, meta, i, b)        # b > a = pt[i]
     for k in range(i, j):
         pf[k] += delta
     # merge at j first so that index i stays valid
@@ -78,6 +82,7 @@ def add(pt, pf, meta, a: float, b: float, delta: int) -> None:
         _delete(pt, pf, meta, j)
     if i > meta[0] and pf[i] == pf[i - 1]:
         _delete(pt, pf, meta, i)
+    return i
 
 
 @kernel
@@ -105,7 +110,8 @@ def earliest(pt, pf, meta, now: float, n: int, d: float, limit: float) -> float:
     reservation always fits, since the job fits there.
     """
     p0, s = meta[0], meta[1]
-    k = find(pt, p0, s, now)
+    # after prune(now) the first live step starts at now (steps strictly increase)
+    k = p0 if now <= pt[p0] else find(pt, p0, s, now)
     start = now
     while True:
         if start >= limit:
@@ -123,26 +129,31 @@ def earliest(pt, pf, meta, now: float, n: int, d: float, limit: float) -> float:
 
 
 @kernel
-def prefix_max(pt, pf, meta, pm) -> None:
-    """pm[k] = max free cores over steps p0..k (for pruning jobs that cannot move)."""
-    best = -1
-    for k in range(meta[0], meta[1]):
+def max_free_before(pt, pf, meta, pm, pv: int, x: float):
+    """Max free cores over [pt[p0], x) (-1 if x <= pt[p0]), for pruning jobs that cannot
+    move, and the new ``pv``.
+
+    ``pm[k]`` is the max of ``pf[p0..k]``, valid for k < pv (start a pass with pv = p0 and
+    lower it to what :func:`add` returns after each change). It is extended only as far as
+    x needs, so a pass that keeps moving jobs near its start does not rescan the whole
+    profile after each move."""
+    p0, s = meta[0], meta[1]
+    if x <= pt[p0]:
+        return -1, pv
+    if pv > p0 and pt[pv - 1] >= x:    # covered: first index with pt >= x, minus one
+        lo, hi = p0, pv - 1
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if pt[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        return pm[lo - 1], pv
+    k = pv
+    best = pm[k - 1] if k > p0 else -1
+    while k < s and pt[k] < x:
         if pf[k] > best:
             best = pf[k]
         pm[k] = best
-
-
-@kernel
-def max_free_before(pt, meta, pm, x: float) -> int:
-    """Max free cores over [pt[p0], x) from a current ``prefix_max`` array."""
-    p0, s = meta[0], meta[1]
-    if x <= pt[p0]:
-        return -1
-    lo, hi = p0, s          # first index with pt >= x, minus one
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if pt[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return pm[lo - 1]
+        k += 1
+    return best, k

@@ -266,9 +266,10 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
 
 
 @kernel_inline
-def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
+def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> int:
+    """Reserve [s, s + planned duration) for job j; returns what ``profile.add`` does."""
     pt, pf, meta, _pm = prof
-    profile.add(pt, pf, meta, s, s + dplan[j], -jb[1][j])
+    changed = profile.add(pt, pf, meta, s, s + dplan[j], -jb[1][j])
     res[j] = s
     out[7][j] = s + dplan[j]
     if s == now:
@@ -277,6 +278,7 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> None:
         out[5][j] = s
     if s > now:   # wake up at the reservation time (stale wake-ups are ignored)
         events.push_kind(heap, ctr, I_HSIZE, I_SEQ, s, events.JOB_START, j)
+    return changed
 
 
 @kernel_inline
@@ -307,7 +309,7 @@ def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof
     profile.prune(pt, pf, meta, now)
     if ctr[I_COMPRESS] != 0:
         ctr[I_COMPRESS] = 0
-        pm_ok = False
+        pv = meta[0]                        # pm (prefix max of free cores) valid below pv
         for k in range(ctr[I_QH], ctr[I_QT]):
             if q[k] == HOLE:
                 continue
@@ -315,22 +317,18 @@ def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof
             r = res[j]
             n = jb[1][j]
             if np.isnan(r):                 # arrived now: first placement
-                _reserve(j, profile.earliest(pt, pf, meta, now, n, dplan[j], np.inf), now, jb, out, heap, ctr,
-                         prof, res, dplan)
-                pm_ok = False
+                pv = min(pv, _reserve(j, profile.earliest(pt, pf, meta, now, n, dplan[j], np.inf), now, jb, out,
+                                      heap, ctr, prof, res, dplan))
                 continue
             if r <= now:
                 continue                    # cannot move earlier than now
-            if not pm_ok:
-                profile.prefix_max(pt, pf, meta, pm)
-                pm_ok = True
-            if profile.max_free_before(pt, meta, pm, r) < n:
+            most, pv = profile.max_free_before(pt, pf, meta, pm, pv, r)
+            if most < n:
                 continue                    # never n free cores before r: cannot move
             s = profile.earliest(pt, pf, meta, now, n, dplan[j], r)
             if s < r:
-                profile.add(pt, pf, meta, r, r + dplan[j], n)
-                _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan)
-                pm_ok = False
+                pv = min(pv, profile.add(pt, pf, meta, r, r + dplan[j], n))
+                pv = min(pv, _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan))
     else:
         for k in range(ctr[I_QT] - ctr[I_ARRIVED], ctr[I_QT]):   # this time's arrivals, at the tail
             j = q[k] & _JOB
