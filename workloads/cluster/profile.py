@@ -140,15 +140,8 @@ def max_free_before(pt, pf, meta, pm, pv: int, x: float):
     p0, s = meta[0], meta[1]
     if x <= pt[p0]:
         return -1, pv
-    if pv > p0 and pt[pv - 1] >= x:    # covered: first index with pt >= x, minus one
-        lo, hi = p0, pv - 1
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if pt[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        return pm[lo - 1], pv
+    if pv > p0 and pt[pv - 1] >= x:    # covered: the step before the first with pt >= x
+        return pm[p0 + np.searchsorted(pt[p0:pv - 1], x) - 1], pv
     k = pv
     best = pm[k - 1] if k > p0 else -1
     while k < s and pt[k] < x:
