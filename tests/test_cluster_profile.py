@@ -102,7 +102,7 @@ def test_lazy_prefix_maximum_equals_the_brute_maximum(changes, queries, now):
 def test_earliest_is_the_first_fitting_start(changes, now, n, d, limit, later):
     pt, pf, meta = profile.new(2 * len(changes) + 8, TOTAL)
     for a, length, delta in changes:
-        pv = min(pv, profile.add(pt, pf, meta, float(a), float(a + length), delta))
+        profile.add(pt, pf, meta, float(a), float(a + length), delta)
     profile.prune(pt, pf, meta, float(now))
     check_canonical(pt, pf, meta)
     for t in (float(now), now + later + 0.5):    # at the first live step, and inside the profile
