@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ TOP_KEYS = {
     "workload": "a workload name (schedsweep workloads)",
     "description": "free text: what the sweep reproduces",
     "replications": "a positive integer",
-    "seed": "a non-negative integer, the root seed",
+    "seed": "a non-negative integer below 2**63, the root seed",
     "independent": "a list of sweep dimensions with independent random streams",
     "params": "table of fixed parameter values",
     "sweep": "table of parameter lists, crossed",
@@ -29,9 +30,16 @@ TOP_KEYS = {
     "run": "table of execution hints",
 }
 RUN_KEYS = {
-    "batch_seconds": ("float", "target wall time of one task, seconds > 0"),
-    "batch_size": ("int", "replications per task (skips the pilot), >= 1"),
+    "batch_seconds": ("float", "target wall time of one task, a finite number of seconds > 0"),
+    "batch_size": ("int", "replications per task (skips the pilot), an integer in [1, 10000000]"),
 }
+
+
+#: Sane upper bounds: beyond them a sweep would not fit in memory or a lifetime, and the
+#: user gets a clear message instead of a MemoryError (our rule).
+MAX_REPLICATIONS = 10_000_000          # per cell
+MAX_RUNS = 1_000_000_000               # replications x cells
+MAX_SEED = 2 ** 63 - 1                 # stored as int64
 
 
 class SpecError(ValueError):
@@ -123,22 +131,22 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
         if key not in TOP_KEYS:
             raise SpecError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(TOP_KEYS)}")
     wl_name = _required(doc, "workload", str, where)
-    try:
-        module = workloads.get(wl_name)
-    except workloads.UnknownWorkload:
-        raise SpecError(
-            f"{where}: workload = {wl_name!r} is not a known workload; available: {', '.join(workloads.names())}"
-        ) from None
+    module = _workload(where, wl_name)
     declared = params_by_name(module.PARAMS)
     replications = _required(doc, "replications", int, where)
     if replications < 1:
-        raise SpecError(f"{where}: replications = {replications!r} must be a positive integer")
+        raise SpecError(f"{where}: replications = {_show(replications)} must be a positive integer")
+    if replications > MAX_REPLICATIONS:
+        raise SpecError(f"{where}: replications = {_show(replications)} is too many: at most {MAX_REPLICATIONS:,} "
+                        f"per cell (split the sweep, or narrow the confidence intervals with fewer)")
     seed = _required(doc, "seed", int, where)
-    if seed < 0:
-        raise SpecError(f"{where}: seed = {seed!r} must be a non-negative integer")
+    if not 0 <= seed <= MAX_SEED:
+        raise SpecError(f"{where}: seed = {_show(seed)} must be a non-negative integer below 2**63")
     name = doc.get("name", Path(where).stem)
-    if not isinstance(name, str) or not name or "/" in name:
-        raise SpecError(f"{where}: name = {name!r} must be a non-empty string without '/'")
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", "..") \
+            or not name.isprintable():
+        raise SpecError(f"{where}: name = {_show(name)} must be a non-empty printable string without '/' or '\\' "
+                        f"(it names the store's folder)")
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise SpecError(f"{where}: description must be a string")
@@ -180,10 +188,51 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
             raise SpecError(f"{where}: independent = {x!r} is not a sweep dimension; dimensions: {dim_names}")
 
     run = _check_run(where, _table(doc, "run", where))
+    n_cells = 1
+    for d in dims:
+        n_cells *= len(d)
+    if n_cells * replications > MAX_RUNS:
+        raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
+                        f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
                 tuple(independent), params, tuple(dims), run)
     _check_cells(where, spec, module)
     return spec
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, shortened: an error message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + "…" + text[-4:]
+
+
+def _workload(where: str, wl_name: str) -> ModuleType:
+    """The workload module, or a SpecError saying why there is none (import error included)."""
+    try:
+        return workloads.get(wl_name)
+    except workloads.UnknownWorkload:
+        pass
+    except Exception as exc:  # noqa: BLE001 - a model's own import failed: say which and why
+        raise SpecError(f"{where}: workload = {wl_name!r} could not be imported: "
+                        f"{exc.__class__.__name__}: {_one_line(exc)}") from None
+    known = f"available: {', '.join(workloads.names())}"
+    if "." not in wl_name:
+        raise SpecError(f"{where}: workload = {wl_name!r} is not a known workload; {known}")
+    import importlib
+
+    try:
+        module = importlib.import_module(wl_name)
+    except Exception as exc:  # noqa: BLE001 - the user's module: its import error is the message
+        raise SpecError(f"{where}: workload = {wl_name!r} could not be imported: {exc.__class__.__name__}: "
+                        f"{_one_line(exc)} (is its folder on PYTHONPATH or the current directory?); "
+                        f"or one of ours: {known}") from None
+    missing = [a for a in ("PARAMS", "METRICS", "REASONS", "run_batch") if not hasattr(module, a)]
+    raise SpecError(f"{where}: workload = {wl_name!r} ({getattr(module, '__file__', '?')}) is not a workload: "
+                    f"it lacks {', '.join(missing)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def _required(doc: dict, key: str, kind: type, where: str) -> Any:
@@ -191,9 +240,9 @@ def _required(doc: dict, key: str, kind: type, where: str) -> Any:
         raise SpecError(f"{where}: missing key {key!r} ({TOP_KEYS[key]})")
     value = doc[key]
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise SpecError(f"{where}: {key} = {value!r} must be {TOP_KEYS[key]}")
+        raise SpecError(f"{where}: {key} = {_show(value)} must be {TOP_KEYS[key]}")
     if kind is str and not isinstance(value, str):
-        raise SpecError(f"{where}: {key} = {value!r} must be {TOP_KEYS[key]}")
+        raise SpecError(f"{where}: {key} = {_show(value)} must be {TOP_KEYS[key]}")
     return value
 
 
@@ -223,11 +272,18 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     param = declared[key]
     checked, problem = param.check(value)
     if problem:
-        raise SpecError(f"{where}: {label} = {value!r} {problem}")
-    if param.kind == "path":
+        raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
+    if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         resolved = (base_dir / checked).resolve()
         if not resolved.exists():
             raise SpecError(f"{where}: {label} = {value!r}: no such file ({resolved})")
+        if not resolved.is_file():
+            raise SpecError(f"{where}: {label} = {value!r}: not a file ({resolved} is a directory or special file)")
+        try:
+            with open(resolved, "rb"):
+                pass
+        except OSError as exc:
+            raise SpecError(f"{where}: {label} = {value!r}: cannot be read ({exc.strerror})") from None
         checked = str(resolved)
     return checked
 
@@ -237,7 +293,7 @@ def _check_list(where: str, label: str, declared: dict[str, Param], key: str, va
     if key not in declared:
         raise _unknown(where, label, wl_name, declared)
     if not isinstance(values, list):
-        raise SpecError(f"{where}: {label} = {values!r} must be a list of values to sweep")
+        raise SpecError(f"{where}: {label} = {_show(values)} must be a list of values to sweep")
     if not values:
         raise SpecError(f"{where}: {label} is an empty list; give at least one value")
     if declared[key].kind == "floats":
@@ -246,7 +302,7 @@ def _check_list(where: str, label: str, declared: dict[str, Param], key: str, va
                     for i, v in enumerate(values))
     # Only the values that label a dimension must be distinct; other zip members may repeat.
     if indexes_dim and len(set(checked)) != len(checked):
-        raise SpecError(f"{where}: {label} = {values!r} has repeated values")
+        raise SpecError(f"{where}: {label} = {_show(values)} has repeated values")
     return checked
 
 
@@ -256,12 +312,22 @@ def _check_run(where: str, run: dict) -> dict:
         if key not in RUN_KEYS:
             raise SpecError(f"{where}: [run] {key}: unknown; allowed: {', '.join(RUN_KEYS)}")
         kind, allowed = RUN_KEYS[key]
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0) if kind == "float" \
-            else (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+        ok = _finite_positive(value) if kind == "float" \
+            else (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_REPLICATIONS)
         if not ok:
-            raise SpecError(f"{where}: [run] {key} = {value!r} must be {allowed}")
+            raise SpecError(f"{where}: [run] {key} = {_show(value)} must be {allowed}")
         out[key] = value
     return out
+
+
+def _finite_positive(value: Any) -> bool:
+    """A number > 0 that is neither nan nor inf (nor an int too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
 
 
 def _check_cells(where: str, spec: Spec, module: Any) -> None:
@@ -269,7 +335,11 @@ def _check_cells(where: str, spec: Spec, module: Any) -> None:
     if check is None:
         return
     for index, params in spec.cells():
-        problems = check(params)
+        try:
+            problems = check(params)
+        except Exception as exc:  # noqa: BLE001 - a rule that crashes is still a refusal, in one line
+            problems = [f"check_params of workload {spec.workload!r} failed: {exc.__class__.__name__}: "
+                        f"{_one_line(exc)}"]
         if problems:
             cell = ", ".join(f"{d.name}={d.values[i]!r}" for d, i in zip(spec.dims, index)) or "the fixed params"
             raise SpecError(f"{where}: at {cell}: {'; '.join(problems)}")

@@ -12,6 +12,7 @@ Everything else (validation, store schema, CLI listing) is derived from these de
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -20,6 +21,8 @@ import numpy as np
 #: The kinds a parameter can have. ``path`` is a string the pipeline resolves relative to
 #: the spec file; ``floats`` is a list of numbers (fixed params only, never swept).
 KINDS = ("int", "float", "bool", "str", "path", "floats")
+#: Integer parameters are int64 in the kernels and the store.
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class Param:
     low: float | None = None
     high: float | None = None
     choices: tuple | None = None
+    # Floats must be finite unless a parameter says otherwise (nan and inf silently give
+    # wrong results: mean_wait = 0 with an infinite arrival rate).
+    finite: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -47,8 +53,9 @@ class Param:
             rng = f" >= {self.low}"
         elif self.high is not None:
             rng = f" <= {self.high}"
-        noun = {"int": "an integer", "float": "a number", "bool": "true or false",
-                "str": "a string", "path": "a file path", "floats": "a list of numbers"}[self.kind]
+        finite = "finite " if self.finite else ""
+        noun = {"int": "an integer", "float": f"a {finite}number", "bool": "true or false",
+                "str": "a string", "path": "a file path", "floats": f"a list of {finite}numbers"}[self.kind]
         return noun + rng
 
     def check(self, value: Any) -> tuple[Any, str | None]:
@@ -62,10 +69,14 @@ class Param:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 return value, f"must be {self.allowed()}"
             value = int(value)
+            if not INT64_MIN <= value <= INT64_MAX:  # kernels take int64: a larger one would wrap
+                return value, f"is beyond the 64-bit integer range; must be {self.allowed()}"
         elif k == "float":
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
                 return value, f"must be {self.allowed()}"
-            value = float(value)
+            value, problem = self._as_float(value)
+            if problem:
+                return value, problem
         elif k in ("str", "path"):
             if not isinstance(value, str):
                 return value, f"must be {self.allowed()}"
@@ -74,7 +85,11 @@ class Param:
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
             ):
                 return value, f"must be {self.allowed()}"
-            value = tuple(float(v) for v in value)
+            converted = [self._as_float(v) for v in value]
+            problems = [problem for _, problem in converted if problem]
+            if problems:
+                return value, f"has an element that {problems[0]}"
+            value = tuple(v for v, _ in converted)
             bad = [v for v in value if (self.low is not None and v < self.low)
                    or (self.high is not None and v > self.high)]
             if bad:
@@ -86,6 +101,16 @@ class Param:
             if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
                 return value, f"must be {self.allowed()}"
         return value, None
+
+    def _as_float(self, value: Any) -> tuple[Any, str | None]:
+        """``value`` as a float, or the reason it is not one (too large, nan or inf where not allowed)."""
+        try:
+            out = float(value)
+        except OverflowError:
+            return value, f"is too large for a 64-bit float; must be {self.allowed()}"
+        if self.finite and not math.isfinite(out):
+            return out, f"is not a finite number; must be {self.allowed()}"
+        return out, None
 
 
 @dataclass(frozen=True)
