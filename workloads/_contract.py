@@ -35,7 +35,8 @@ class Param:
     high: float | None = None
     choices: tuple | None = None
     # Floats must be finite unless a parameter says otherwise (nan and inf silently give
-    # wrong results: mean_wait = 0 with an infinite arrival rate).
+    # wrong results: mean_wait = 0 with an infinite arrival rate). ``finite=False`` allows
+    # +-inf within the range (e.g. an infinite bandwidth); nan is never allowed.
     finite: bool = True
 
     def __post_init__(self) -> None:
@@ -108,7 +109,9 @@ class Param:
             out = float(value)
         except OverflowError:
             return value, f"is too large for a 64-bit float; must be {self.allowed()}"
-        if self.finite and not math.isfinite(out):
+        if math.isnan(out):
+            return out, f"is nan (not a number); must be {self.allowed()}"
+        if self.finite and math.isinf(out):
             return out, f"is not a finite number; must be {self.allowed()}"
         return out, None
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -87,6 +88,8 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors.append("source = 'swf' needs trace (a path to an .swf or .swf.gz file)")
     if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
         errors.append(f"trace {params['trace']!r} does not exist")
+    elif params["source"] == "swf" and params["trace"]:
+        errors += _check_trace(params["trace"], params["trace_max_procs"])
     for lo, hi in (("mem_low", "mem_high"), ("disk_low", "disk_high")):
         if params[lo] > params[hi]:
             errors.append(f"{lo} ({params[lo]}) must not exceed {hi} ({params[hi]})")
@@ -113,6 +116,21 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         from . import netsched          # the engine imports this package: import it only when needed
         errors += netsched.check_network(params)
     return errors
+
+
+def _check_trace(path: str, max_procs: int) -> list[str]:
+    """Read the trace once, at validation (the parse is cached per process for the replications):
+    a malformed record is named by file and line here, not inside every replication."""
+    try:
+        tr = swf.read_cached(path, max_procs)
+    except swf.SWFError as exc:
+        return [str(exc)]
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+        return [f"{path}: cannot be read as an SWF trace: {exc.__class__.__name__}: {' '.join(str(exc).split())}"]
+    if tr.n_jobs == 0:
+        return [f"{path}: no usable job ({tr.dropped_invalid} with run time < 0 or no processor count, "
+                f"{tr.dropped_too_large} larger than the machine's {tr.max_procs} processors)"]
+    return []
 
 
 def late_starts(res: Result) -> float:

@@ -28,7 +28,7 @@ NETWORK_PARAMS = (
     Param("torus_routing", "str", "dimension_order", "routing on tori and cubes (trees and stars: shortest up/down)",
           choices=("dimension_order", "shortest")),
     Param("bandwidth", "float", 1.25e9, "link bandwidth per direction (bytes/s; inf = no transmission time)",
-          low=1e-300),
+          low=1e-300, finite=False),
     Param("packet_size", "float", 1024.0, "packet size g (bytes)", low=1.0),
     Param("header", "float", 64.0, "packet header h (bytes), h < g", low=0.0),
     Param("t_routing", "float", 1e-6, "routing stage service time (s)", low=0.0),

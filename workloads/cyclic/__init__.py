@@ -135,6 +135,9 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if params["interval"] * (1 - params["local_load_max"]) < params["local_task_min"]:
         errors.append(f"interval ({params['interval']}) too short: interval * (1 - local_load_max) "
                       f"must be >= local_task_min ({params['local_task_min']})")
+    if params["job_slots_max"] > params["nodes"]:
+        errors.append(f"job_slots_max ({params['job_slots_max']}) must not exceed nodes ({params['nodes']}): "
+                      "a job takes its slots on distinct nodes")
     if params["method"] == "css_bf" and params["n_css"] > params["jobs"]:
         errors.append(f"n_css ({params['n_css']}) must not exceed jobs ({params['jobs']})")
     return errors

@@ -191,7 +191,35 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errs.append("cpu_avail values must be in (0, 1]")
     if params["weibull_scale_max"] < params["weibull_scale_min"]:
         errs.append("weibull_scale_max must be >= weibull_scale_min")
+    # values a case label sets are checked as their own parameters would be
+    if not (np.isfinite(params["fail_rate"]) and params["fail_rate"] > 0):
+        errs.append(f"case {params['case']!r}: failure rate {params['fail_rate']} must be a finite number > 0")
+    if not (np.isfinite(params["down_mean"]) and params["down_mean"] >= 0):
+        errs.append(f"case {params['case']!r}: mean down time {params['down_mean']} must be a finite number >= 0")
+    if not errs:
+        errs += _check_system(params)
     return errs
+
+
+def _check_system(params: Mapping[str, Any]) -> list[str]:
+    """Build the system once at validation: rates file, alpha and cpu_avail sizes (cached)."""
+    if params["system"] == "custom":
+        try:
+            mu = load_rates(params["rates_file"])
+        except (OSError, ValueError, TypeError, EOFError) as exc:
+            return [f"rates_file {params['rates_file']!r}: cannot be read as a rate matrix: "
+                    f"{exc.__class__.__name__}: {' '.join(str(exc).split())}"]
+        if mu.ndim != 2 or mu.size == 0 or not np.all(np.isfinite(mu)) or np.any(mu < 0):
+            return [f"rates_file {params['rates_file']!r}: must hold a non-empty matrix (rows = classes) of "
+                    f"finite rates >= 0, all rows of equal length"]
+    if not (params["alpha"] or params["cpu"] == "custom" or params["system"] in ("generated", "custom")):
+        return []  # a named system with its own vectors: nothing a user gave can mismatch it
+    try:
+        sysm, _ = system_of(params)
+        cpu_model(params, sysm)
+    except ValueError as exc:
+        return [" ".join(str(exc).split())]
+    return []
 
 
 @lru_cache(maxsize=16)

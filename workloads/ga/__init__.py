@@ -97,10 +97,11 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors.append(f"speed_low ({params['speed_low']}) must not exceed speed_high ({params['speed_high']})")
     if params["length_low"] > params["length_high"]:
         errors.append(f"length_low ({params['length_low']}) must not exceed length_high ({params['length_high']})")
+    # checked even when parallel is false: a swept `parallel` must not make a bad pair valid
+    if params["width_low"] > params["width_high"]:
+        errors.append(f"width_low ({params['width_low']}) must not exceed width_high ({params['width_high']})")
     if params["parallel"]:
         smallest = params["units"] // params["groups"] if params["groups"] <= params["units"] else 0
-        if params["width_low"] > params["width_high"]:
-            errors.append(f"width_low ({params['width_low']}) must not exceed width_high ({params['width_high']})")
         if params["width_high"] > smallest:
             errors.append(f"width_high ({params['width_high']}) must not exceed the smallest group "
                           f"(units // groups = {smallest}) when parallel is true")

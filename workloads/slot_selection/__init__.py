@@ -88,6 +88,9 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if params["local_task_min"] > params["local_task_max"]:
         errors.append(f"local_task_min ({params['local_task_min']}) must not exceed "
                       f"local_task_max ({params['local_task_max']})")
+    if params["job_slots"] > params["nodes"]:
+        errors.append(f"job_slots ({params['job_slots']}) must not exceed nodes ({params['nodes']}): "
+                      "a window takes its slots on distinct nodes")
     # the last local task may overshoot the load target by up to local_task_min
     if params["interval"] * (1 - params["local_load_max"]) < params["local_task_min"]:
         errors.append(f"interval ({params['interval']}) too short: interval * (1 - local_load_max) "
