@@ -3,23 +3,89 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from typing import Any
 
 EXIT_USAGE = 2
+EXIT_ALL_FAILED = 1  # a run whose every replication failed
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+INT64_MAX = 2 ** 63 - 1
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in one line (no usage block), exit 2, like every other refusal."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"schedsweep: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def _int_in(low: int, high: int = INT64_MAX, what: str = "an integer"):
+    """An argparse type: an integer in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} in [{low}, {high}]") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} in [{low}, {high}]")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def _float_in(low: float, high: float, low_open: bool = True, high_open: bool = False):
+    """An argparse type: a finite number in the interval (low, high] (or as the flags say)."""
+    def parse(text: str) -> float:
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        ok = math.isfinite(value) and (value > low if low_open else value >= low) \
+            and (value < high if high_open else value <= high)
+        if not ok:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number in {interval}")
+        return value
+    parse.__name__ = "number"
+    return parse
 
 
 def _run(args: argparse.Namespace) -> int:
     from .execute import run
 
+    slurm_given = [f"--{k.replace('_', '-')}" for k in ("jobs", "cores_per_job", "memory", "walltime",
+                                                          "partition", "account", "profile")
+                   if getattr(args, k) is not None]
+    remote = args.cluster == "slurm" or args.scheduler or args.scheduler_file
+    conflict = (f"{', '.join(slurm_given)} only apply with --cluster slurm" if slurm_given and args.cluster != "slurm"
+                else "--workers applies to the local cluster only" if args.workers is not None and remote
+                else None)
+    if conflict:  # an option that would be silently ignored is refused instead
+        print(f"schedsweep: error: {conflict} (see schedsweep run --help)", file=sys.stderr)
+        return EXIT_USAGE
     slurm = None
     if args.cluster == "slurm":
+        from .slurm import SlurmOptionError, resolve_options
+
         slurm = {k: getattr(args, k) for k in ("jobs", "cores_per_job", "memory", "walltime", "partition",
                                                "account", "profile")}
-    path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
-               scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
-               batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
-               progress=False if args.no_progress else None)
+        try:  # before anything starts: a bad profile entry is one line, not a traceback mid-run
+            resolve_options(**slurm)
+        except SlurmOptionError as exc:
+            print(f"schedsweep: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    from .execute import SweepFailed
+
+    try:
+        path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
+                   scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
+                   batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
+                   progress=False if args.no_progress else None, task_timeout=args.task_timeout)
+    except SweepFailed as exc:  # the store is kept; nothing in it is a result
+        print(f"schedsweep: {exc}", file=sys.stderr)
+        return EXIT_ALL_FAILED
     print(path)
     return 0
 
@@ -122,23 +188,27 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
+    parser = _Parser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store")
     run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml")
     run.add_argument("--store", help="store path (default results/<name>.zarr)")
-    run.add_argument("--workers", type=int, help="local worker processes (default: one per core; 0 = in this process)")
+    run.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core; 0 = in this process)")
     run.add_argument("--scheduler", help="address of a running Dask scheduler")
     run.add_argument("--scheduler-file", help="Dask scheduler file (the sbatch route)")
     run.add_argument("--cluster", choices=("local", "slurm"), default="local")
-    run.add_argument("--batch-size", type=int, help="replications per task (skips the pilot)")
-    run.add_argument("--batch-seconds", type=float, help="target wall time of one task (default 2)")
+    run.add_argument("--batch-size", type=_int_in(1, 10_000_000), help="replications per task (skips the pilot)")
+    run.add_argument("--batch-seconds", type=_float_in(0, 86_400), help="target wall time of one task (default 2)")
     run.add_argument("--retry-failed", action="store_true", help="also rerun replications marked failed")
+    run.add_argument("--task-timeout", type=_float_in(0, 10 ** 7), metavar="SECONDS",
+                     help="kill a task after this long and retry its replications one by one; one that times "
+                          "out again is recorded as failed (default: [run] task_timeout, else 20x the "
+                          "batch's time from the pilot, at least 15 min)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     slurm = run.add_argument_group("Slurm (with --cluster slurm)")
-    slurm.add_argument("--jobs", type=int, help="maximum number of worker jobs")
-    slurm.add_argument("--cores-per-job", type=int)
+    slurm.add_argument("--jobs", type=_int_in(1, 100_000), help="maximum number of worker jobs")
+    slurm.add_argument("--cores-per-job", type=_int_in(1, 100_000))
     slurm.add_argument("--memory", help="memory per job, e.g. 4GB")
     slurm.add_argument("--walltime", help="per job, e.g. 01:00:00")
     slurm.add_argument("--partition")
@@ -158,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--by", help="dimension whose values become columns")
     table.add_argument("--paired", help="DIM=BASELINE: paired differences against the baseline")
     table.add_argument("--ratio", help="DIM=BASELINE: ratio of means against the baseline")
-    table.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    table.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     table.add_argument("--format", default="text", choices=("text", "csv", "markdown", "json"))
     table.set_defaults(func=_table)
 
@@ -173,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--hue", help="dimension drawn as one line per value")
     plot.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     plot.add_argument("--paired", help="DIM=BASELINE: plot paired differences against the baseline")
-    plot.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    plot.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     plot.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
     plot.set_defaults(func=_plot)
 
@@ -181,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("store")
     report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
     report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
-    report.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)
 
@@ -199,9 +269,16 @@ def main(argv: list[str] | None = None) -> int:
     from .stats import QueryError
     from .store import StoreError
 
-    args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a usage error (one line printed) or --help: a code, not an exception
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except (SpecError, StoreError, QueryError) as exc:
         print(f"schedsweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -212,6 +289,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("schedsweep: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+
+
+def _closed_pipe() -> int:
+    """The reader of our output left (``schedsweep show … | head``): stop quietly.
+
+    Python would report the unflushed rest at exit; pointing stdout at /dev/null drops it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":
