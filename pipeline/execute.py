@@ -17,13 +17,26 @@ import numpy as np
 from . import seeding, store as store_mod
 from .executors import open_executor, say
 from .spec import Spec, load, workload_of
-from .tasks import pilot, run_replications
+from .tasks import pilot, run_isolated
 
 DEFAULT_BATCH_SECONDS = 2.0
 PILOT_SECONDS = 0.3
 TASKS_PER_WORKER = 8  # at least this many tasks per worker, so the idle tail at the end stays short
 MAX_TRIES = 2  # a task that raises is retried once
 MAX_LOST = 5  # tries of a task whose worker died (walltime, node failure): not the task's fault
+# Default task time limit: TIMEOUT_FACTOR times the batch's expected time from the pilot, but
+# never under MIN_TASK_TIMEOUT, which leaves room for a kernel's cold numba compile (minutes)
+# in a cell the pilot did not reach. Without a pilot estimate (--batch-size on a new store)
+# the limit is UNKNOWN_TIMEOUT; the pilot itself gets PILOT_TIMEOUT per part.
+TIMEOUT_FACTOR = 20.0
+MIN_TASK_TIMEOUT = 900.0
+UNKNOWN_TIMEOUT = 3600.0
+PILOT_TIMEOUT = 1800.0
+FIRST_SEEDS = 5  # failed seeds named in the end-of-run summary
+
+
+class SweepFailed(RuntimeError):
+    """Every replication the run ran failed (the store is kept; ``show --failures`` says why)."""
 
 
 @dataclass
@@ -42,14 +55,23 @@ class Batch:
 def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: int | None = None,
         scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
         slurm_options: dict[str, Any] | None = None, batch_size: int | None = None,
-        batch_seconds: float | None = None, retry_failed: bool = False, progress: bool | None = None) -> Path:
+        batch_seconds: float | None = None, retry_failed: bool = False, progress: bool | None = None,
+        task_timeout: float | None = None) -> Path:
     """Run (or resume) a sweep into its store and return the store's path.
 
-    ``workers=0`` runs in this process; otherwise a LocalCluster with ``workers`` processes
-    (default: one per core), unless ``scheduler``/``scheduler_file``/``cluster='slurm'``.
+    ``workers=0`` runs the tasks from this process (each batch in a child process);
+    otherwise a LocalCluster with ``workers`` processes (default: one per core), unless
+    ``scheduler``/``scheduler_file``/``cluster='slurm'``. ``task_timeout`` (seconds, else
+    ``[run] task_timeout``, else derived from the pilot) limits each task; see
+    :mod:`pipeline.tasks` for what happens to a batch past it. ``progress``: None = a bar
+    on a terminal, a line a minute otherwise. Raises :class:`SweepFailed` when every
+    replication this run ran failed. Safe to call from a script without an
+    ``if __name__ == "__main__":`` guard.
     """
+    _refuse_in_child_bootstrap()
     if not isinstance(spec, Spec):
         spec = load(spec)
+    task_timeout = _checked_timeout(task_timeout if task_timeout is not None else spec.run.get("task_timeout"))
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
@@ -59,15 +81,42 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
-            runner = _Runner(spec, path, executor, batch_seconds, progress)
+            runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
             runner.start(batch_size, retry_failed)
             runner.run()
+    runner.summarise()
     return path
 
 
+def _checked_timeout(value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"task_timeout = {value!r} must be a finite number of seconds > 0")
+    return float(value)
+
+
+def _refuse_in_child_bootstrap() -> None:
+    """A clear message instead of multiprocessing's when a child process re-runs a script.
+
+    Our own workers never re-run the caller's script (see ``executors``), but a script's
+    own multiprocessing pool re-imports it in every child.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError("pipeline.run was called while a child process was importing the main script "
+                           "(a multiprocessing pool of the script re-runs it); put the call under "
+                           "`if __name__ == \"__main__\":`")
+
+
 class _Runner:
-    def __init__(self, spec: Spec, path: Path, executor: Any, batch_seconds: float, progress: bool | None):
+    def __init__(self, spec: Spec, path: Path, executor: Any, batch_seconds: float, progress: bool | None,
+                 task_timeout: float | None = None):
         self.spec, self.path, self.executor = spec, path, executor
+        self.task_timeout = task_timeout  # None: derived from the pilot (timeout_for)
+        self.failures: list[dict[str, Any]] = []  # failure records of this run
+        self.n_ran = 0
         self.module = workload_of(spec)
         self.batch_seconds = batch_seconds
         # None: a bar on a terminal, a line a minute in a log file (the sbatch route).
@@ -77,7 +126,6 @@ class _Runner:
         self.writer: store_mod.Writer | None = None
         self._future_batch: dict[str, Batch] = {}
         self.bar: Any = None
-        self.n_failed = 0
 
     # -- planning ---------------------------------------------------------------------
     def seeds(self, cell: tuple[int, ...], start: int, stop: int) -> np.ndarray:
@@ -117,8 +165,9 @@ class _Runner:
         per_cell = min(self.spec.replications, -(-self.executor.n_workers // len(picks)))
         step = self.spec.replications // per_cell
         jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
+        timeout = self.task_timeout or PILOT_TIMEOUT
         futures = {(cell, start): self.executor.submit(pilot, self.spec.workload, self.cells[cell],
-                                                       self.seeds(cell, start, stop), PILOT_SECONDS,
+                                                       self.seeds(cell, start, stop), PILOT_SECONDS, timeout,
                                                        key=f"pilot-{cell}-{start}")
                    for cell, start, stop in jobs}
         results = {}
@@ -131,7 +180,8 @@ class _Runner:
         slowest = max(times) if times else 1.0
         seconds = np.full(self.spec.shape, slowest)
         for cell in picks:
-            mine = [r["seconds_per_rep"] for (c, _), r in results.items() if c == cell]
+            mine = [r["seconds_per_rep"] for (c, _), r in results.items()
+                    if c == cell and math.isfinite(r["seconds_per_rep"])]
             if mine:
                 seconds[cell] = float(np.median(mine))
         # Enough tasks that every worker gets several, even for a short sweep.
@@ -178,18 +228,33 @@ class _Runner:
         seeds = self.seeds(batch.cell, batch.start, batch.stop)
         self.writer.write_batch(batch.cell, batch.start, seeds, result["outputs"], result["failed"],
                                 result["seconds"])
-        records = [self._failure(batch.cell, batch.start + k, seeds[k], tb) for k, tb in result["failed"].items()]
+        records = [self._failure(batch.cell, batch.start + k, seeds[k], f) for k, f in result["failed"].items()]
         self.writer.add_failures(records)
-        self.n_failed += len(records)
+        self.failures += records
+        self.n_ran += batch.stop - batch.start
 
-    def _failure(self, cell: tuple[int, ...], replication: int, seed: np.uint64, tb: str) -> dict[str, Any]:
+    def _failure(self, cell: tuple[int, ...], replication: int, seed: np.uint64,
+                 failure: tuple[str, str]) -> dict[str, Any]:
+        """A failure record: where, which seed, the kind (pipeline.tasks.FAILURE_KINDS) and the text."""
+        kind, text = failure
         cell_values = {d.name: _plain(d.values[i]) for d, i in zip(self.spec.dims, cell)}
-        return {"cell": cell_values, "replication": int(replication), "seed": int(seed), "traceback": tb}
+        return {"cell": cell_values, "replication": int(replication), "seed": int(seed), "kind": kind,
+                "traceback": text}
 
     # -- execution --------------------------------------------------------------------
+    def timeout_for(self, batch: Batch) -> float:
+        """The batch's time limit: task_timeout if given, else from the pilot's estimate."""
+        if self.task_timeout:
+            return self.task_timeout
+        per_rep = getattr(self, "seconds_per_rep", None)
+        if per_rep is None or not math.isfinite(per_rep[batch.cell]):
+            return UNKNOWN_TIMEOUT
+        return max(MIN_TASK_TIMEOUT, TIMEOUT_FACTOR * float(per_rep[batch.cell]) * (batch.stop - batch.start))
+
     def submit(self, batch: Batch) -> None:
-        future = self.executor.submit(run_replications, self.spec.workload, self.cells[batch.cell],
-                                      self.seeds(batch.cell, batch.start, batch.stop), key=batch.key)
+        future = self.executor.submit(run_isolated, self.spec.workload, self.cells[batch.cell],
+                                      self.seeds(batch.cell, batch.start, batch.stop), self.timeout_for(batch),
+                                      key=batch.key)
         self._future_batch[future.key] = batch
 
     def run(self) -> None:
@@ -197,9 +262,13 @@ class _Runner:
 
         if self.progress is None and not sys.stderr.isatty():
             self.bar = _LogProgress(self.total, self.spec.name)
-        else:
-            self.bar = tqdm(total=self.total, unit="rep", disable=not self.progress, smoothing=0.1,
+        else:  # on a terminal unless progress=False: replications, cells, rate and ETA
+            self.bar = tqdm(total=self.total, unit="rep", disable=self.progress is False, smoothing=0.1,
                             desc=self.spec.name, dynamic_ncols=True)
+        self._cells_left = {}
+        for batch in self.plan:
+            self._cells_left[batch.cell] = self._cells_left.get(batch.cell, 0) + batch.stop - batch.start
+        self._n_cells = len(self._cells_left)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         for batch in self.plan:
             self.submit(batch)
@@ -211,15 +280,41 @@ class _Runner:
                 self._retry_or_fail(batch, future)
             else:
                 self._write(batch, future.result())
-                self.bar.update(batch.stop - batch.start)
+                self._advance(batch)
         self.bar.close()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         status = self.writer.status_array()
         counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
         say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))
-        if counts["failed"]:
-            say(f"{counts['failed']} replications failed; their seeds and tracebacks: schedsweep show {self.path} --failures")
+        self.store_failed = counts["failed"]
+
+    def _advance(self, batch: Batch) -> None:
+        n = batch.stop - batch.start
+        left = self._cells_left[batch.cell] = self._cells_left.get(batch.cell, n) - n
+        if left <= 0 and hasattr(self.bar, "set_postfix_str"):
+            done = sum(1 for v in self._cells_left.values() if v <= 0)
+            self.bar.set_postfix_str(f"cells {done}/{self._n_cells}", refresh=False)
+        self.bar.update(n)
+
+    def summarise(self) -> None:
+        """After the run: the failures of this run by kind with their first seeds; SweepFailed if all failed."""
+        if not self.failures and not getattr(self, "store_failed", 0):
+            return
+        show = f"schedsweep show {self.path} --failures"
+        if self.failures:
+            kinds = {}
+            for f in self.failures:
+                kinds[f.get("kind", "error")] = kinds.get(f.get("kind", "error"), 0) + 1
+            first = ", ".join(f"{f['seed']} ({f.get('kind', 'error')}, replication {f['replication']}"
+                              + "".join(f", {k}={v!r}" for k, v in f["cell"].items()) + ")"
+                              for f in self.failures[:FIRST_SEEDS])
+            more = ", ..." if len(self.failures) > FIRST_SEEDS else ""
+            say(f"{len(self.failures)} of {self.n_ran} replications failed in this run "
+                f"({', '.join(f'{n} {k}' for k, n in kinds.items())}); seeds: {first}{more}")
+        say(f"{self.store_failed} failed replications in the store; list them with: {show}")
+        if self.n_ran and len(self.failures) == self.n_ran:
+            raise SweepFailed(f"every replication of this run failed ({self.n_ran}); see: {show}")
 
     def _retry_or_fail(self, batch: Batch, future: Any) -> None:
         text = self.executor.error_text(future)
@@ -238,8 +333,11 @@ class _Runner:
         n = batch.stop - batch.start
         outputs = {m.name: np.full((n, *m.shape), np.nan) for m in self.module.METRICS}
         outputs["reason"] = np.zeros(n, np.int8)
-        self._write(batch, {"outputs": outputs, "failed": {k: text for k in range(n)}, "seconds": 0.0})
-        self.bar.update(n)
+        # A task that raised twice (not a replication: those are caught one by one in the
+        # task) is an error; a task whose worker died MAX_LOST times is counted as crashed.
+        kind = "crashed" if batch.lost >= MAX_LOST else "error"
+        self._write(batch, {"outputs": outputs, "failed": {k: (kind, text) for k in range(n)}, "seconds": 0.0})
+        self._advance(batch)
 
 
 class _LogProgress:

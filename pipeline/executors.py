@@ -1,6 +1,9 @@
 """Where tasks run: in this process (``workers=0``), a LocalCluster, a scheduler address or
 scheduler file, or Slurm through dask-jobqueue. Each is a context manager yielding an
-object with ``submit``, ``completed`` and ``n_workers``.
+object with ``submit``, ``completed``, ``n_workers`` and ``close_children``.
+
+Wherever a task runs, its replications run in a child process of it (``pipeline.child``),
+so ``workers=0`` keeps the client safe from a replication that crashes or hangs.
 """
 from __future__ import annotations
 
@@ -67,6 +70,12 @@ class SerialExecutor:
     def error_text(future: _Done) -> str:
         return future.tb or repr(future.error)
 
+    @staticmethod
+    def close_children() -> None:
+        from .child import close_all
+
+        close_all()
+
 
 class DaskExecutor:
     def __init__(self, client: Any, n_workers: int | None = None):
@@ -98,6 +107,15 @@ class DaskExecutor:
         exc, tb = future.exception(), future.traceback()
         return "".join(traceback.format_exception(type(exc), exc, tb))
 
+    def close_children(self) -> None:
+        """Stop the workers' replication processes (workers of a running cluster stay up)."""
+        from .child import close_all
+
+        try:
+            self.client.run(close_all)
+        except Exception:  # noqa: BLE001 - best effort: a child also ends with its worker
+            pass
+
 
 @contextlib.contextmanager
 def open_executor(workers: int | None = None, scheduler: str | None = None,
@@ -105,40 +123,75 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
                   slurm_options: dict[str, Any] | None = None) -> Iterator[Any]:
     """Yield an executor for the chosen backend and close what was started here."""
     if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
-        yield SerialExecutor()
+        serial = SerialExecutor()
+        try:
+            yield serial
+        finally:
+            serial.close_children()
         return
     from distributed import Client
 
     os.environ.update(_SINGLE_THREAD_ENV)
     if scheduler or scheduler_file:
         client = Client(scheduler, scheduler_file=scheduler_file) if scheduler_file else Client(scheduler)
+        executor = DaskExecutor(client)
         try:
-            yield DaskExecutor(client)
+            yield executor
         finally:
+            executor.close_children()  # the workers stay up; their replication processes need not
             client.close()
         return
-    if cluster == "slurm":
-        from .slurm import make_cluster
+    with contextlib.ExitStack() as stack:
+        if cluster == "slurm":
+            from .slurm import make_cluster
 
-        dask_cluster = make_cluster(**(slurm_options or {}))
-        # Workers arrive over time; size batches for the most the cluster will have.
-        expected = getattr(dask_cluster, "max_workers", None) or (slurm_options or {}).get("jobs")
-    elif cluster == "local":
-        from distributed import LocalCluster
+            dask_cluster = make_cluster(**(slurm_options or {}))
+            # Workers arrive over time; size batches for the most the cluster will have.
+            expected = getattr(dask_cluster, "max_workers", None) or (slurm_options or {}).get("jobs")
+        elif cluster == "local":
+            from distributed import LocalCluster
 
-        n = workers or os.cpu_count() or 1
-        dask_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                    dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
-        expected = n
-    else:
-        raise ValueError(f"cluster must be 'local' or 'slurm', not {cluster!r}")
-    client = Client(dask_cluster)
-    try:
+            # Nannies restart dead workers the same way, so __main__ stays hidden while the cluster lives.
+            stack.enter_context(_workers_skip_main())
+            n = workers or os.cpu_count() or 1
+            dask_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            expected = n
+        else:
+            raise ValueError(f"cluster must be 'local' or 'slurm', not {cluster!r}")
+        stack.callback(dask_cluster.close)
+        client = Client(dask_cluster)
+        stack.callback(client.close)
         yield DaskExecutor(client, expected)
+
+
+@contextlib.contextmanager
+def _workers_skip_main() -> Iterator[None]:
+    """Start worker processes without re-running the caller's main script in them.
+
+    multiprocessing's spawn re-imports ``__main__`` in every new process (from its file,
+    or by module name under ``python -m``) so that functions defined there can be
+    unpickled. Our tasks are functions of ``pipeline.tasks``, never of ``__main__``; and a
+    script that calls ``pipeline.run`` without an ``if __name__ == "__main__":`` guard
+    would start the sweep again inside every worker. While this is active, ``__main__``
+    shows spawn neither its file nor its module spec, so workers skip it.
+    """
+    main = sys.modules.get("__main__")
+    hidden = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    if "__file__" in hidden:
+        del main.__file__
+    if "__spec__" in hidden:
+        main.__spec__ = None
+    try:
+        yield
     finally:
-        client.close()
-        dask_cluster.close()
+        for k, v in hidden.items():
+            setattr(main, k, v)
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """A line on stderr, above a progress bar if one is showing."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+    sys.stderr.flush()

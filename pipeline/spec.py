@@ -32,6 +32,8 @@ TOP_KEYS = {
 RUN_KEYS = {
     "batch_seconds": ("float", "target wall time of one task, a finite number of seconds > 0"),
     "batch_size": ("int", "replications per task (skips the pilot), an integer in [1, 10000000]"),
+    "task_timeout": ("float", "seconds a task may run before it is killed and its replications are "
+                              "retried one by one, a finite number > 0 (default: from the pilot)"),
 }
 
 

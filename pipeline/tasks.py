@@ -1,7 +1,16 @@
 """What runs on a worker: a batch of replications of one cell, and the pilot.
 
-A batch that raises is re-run one replication at a time, so that only the seeds that
-really fail are marked failed, each with its own traceback, and the rest are kept.
+The replications run in a child process (:mod:`pipeline.child`) with a time limit; the
+task itself, on the worker or with ``--workers 0`` in the client, only waits and narrows.
+A batch that raises, times out or kills its process is re-run one replication at a time,
+so that only the seeds that really fail are marked failed, and the rest are kept.
+
+A failed replication has status 3 (failed) in the store and a failure record naming its
+seed and its *kind*, a pipeline-level code distinct from a workload's ``REASONS``:
+
+- ``error``: the workload raised; the record keeps the traceback;
+- ``timeout``: it did not finish within the task time limit when run alone;
+- ``crashed``: its process died when run alone (``os._exit``, a segfault, the OOM killer).
 """
 from __future__ import annotations
 
@@ -13,6 +22,13 @@ import numpy as np
 
 import workloads
 from workloads._contract import empty_outputs
+
+from . import child
+
+FAILURE_KINDS = ("error", "timeout", "crashed")
+# A batch's replications are re-run alone after it timed out; once this many in a row time
+# out alone too (a cell whose every replication hangs), the rest are marked without waiting.
+TIMEOUTS_IN_A_ROW = 3
 
 
 def _checked(module: Any, out: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -33,7 +49,11 @@ def _checked(module: Any, out: dict[str, np.ndarray], n: int) -> dict[str, np.nd
 
 
 def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -> dict[str, Any]:
-    """Run one replication per seed; returns outputs, ``failed`` {offset: traceback} and seconds."""
+    """Run one replication per seed in this process.
+
+    Returns ``outputs`` (one array per metric and ``reason``), ``failed``
+    {offset: (kind, text)} and ``seconds`` (wall time).
+    """
     module = workloads.get(workload)
     t0 = time.perf_counter()
     n = len(seeds)
@@ -47,36 +67,91 @@ def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -
             try:
                 one = _checked(module, module.run_batch(params, seeds[k:k + 1]), 1)
             except Exception:  # noqa: BLE001
-                failed[k] = traceback.format_exc()
+                failed[k] = ("error", traceback.format_exc())
                 continue
             for name, arr in one.items():
                 outputs[name][k] = arr[0]
     return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
 
 
-def pilot(workload: str, params: dict[str, Any], seeds: np.ndarray, budget: float) -> dict[str, Any]:
+def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float) -> dict[str, Any]:
+    """:func:`run_replications` in the child process, at most ``timeout`` seconds.
+
+    If the batch times out or its process dies, each replication is run alone (each with
+    the same limit) and one that times out or dies again is marked failed with kind
+    ``timeout`` or ``crashed``. ``seconds`` is the wall time spent, waits included.
+    """
+    t0 = time.perf_counter()
+    try:
+        return child.call(run_replications, workload, params, seeds, timeout=timeout)
+    except (child.ChildTimeout, child.ChildDied) as exc:
+        whole = exc
+    n = len(seeds)
+    outputs = empty_outputs(workloads.get(workload).METRICS, n)
+    if n == 1:
+        return {"outputs": outputs, "failed": {0: _fault(whole, "")}, "seconds": time.perf_counter() - t0}
+    failed: dict[int, tuple[str, str]] = {}
+    in_a_row = 0
+    for k in range(n):
+        if in_a_row >= TIMEOUTS_IN_A_ROW:
+            failed[k] = ("timeout", f"not run alone: the {in_a_row} replications before it in its batch of {n} "
+                                    f"each timed out alone (limit {timeout:g} s); rerun with --retry-failed")
+            continue
+        try:
+            one = child.call(run_replications, workload, params, seeds[k:k + 1], timeout=timeout)
+        except (child.ChildTimeout, child.ChildDied) as exc:
+            failed[k] = _fault(exc, f" after its batch of {n} replications failed the same way")
+            in_a_row = in_a_row + 1 if isinstance(exc, child.ChildTimeout) else 0
+            continue
+        in_a_row = 0
+        for name, arr in one["outputs"].items():
+            outputs[name][k] = arr[0]
+        if 0 in one["failed"]:
+            failed[k] = one["failed"][0]
+    return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
+
+
+def _fault(exc: Exception, context: str) -> tuple[str, str]:
+    """(kind, text) of a replication run alone that timed out or whose process died."""
+    if isinstance(exc, child.ChildTimeout):
+        return "timeout", f"timeout: run alone{context}, it did not finish within {exc.timeout:g} s (task_timeout)"
+    return "crashed", f"crashed: run alone{context}, {exc}"
+
+
+def pilot(workload: str, params: dict[str, Any], seeds: np.ndarray, budget: float,
+          timeout: float) -> dict[str, Any]:
     """Run the first replications in doubling batches until ``budget`` seconds are spent.
 
+    Each part runs isolated with at most ``timeout`` seconds (:func:`run_isolated`).
     Returns the results of every replication run (a real batch, starting at the cell's
     replication 0) and the time per replication of the last, largest batch, which is
-    free of first-call costs (imports, loading compiled kernels).
+    free of first-call costs (imports, loading compiled kernels); NaN when no part ran
+    cleanly. A part that timed out or crashed ends the pilot (its time says nothing).
     """
     # The first replication alone pays the first-call costs; the clock starts after it.
-    parts = [run_replications(workload, params, seeds[:1])]
-    per_rep = parts[0]["seconds"]
+    parts = [run_isolated(workload, params, seeds[:1], timeout)]
+    clean = _clean(parts[0])
+    per_rep = parts[0]["seconds"] if clean else float("nan")
     done, size = 1, 1
     t0 = time.perf_counter()
-    while done < len(seeds) and time.perf_counter() - t0 < budget:
-        part = run_replications(workload, params, seeds[done:done + size])
+    while clean and done < len(seeds) and time.perf_counter() - t0 < budget:
+        part = run_isolated(workload, params, seeds[done:done + size], timeout)
         parts.append(part)
-        per_rep = part["seconds"] / size
+        clean = _clean(part)
+        if clean:
+            per_rep = part["seconds"] / size
         done += size
         size = min(size * 2, len(seeds) - done)
     outputs = {name: np.concatenate([p["outputs"][name] for p in parts]) for name in parts[0]["outputs"]}
-    failed: dict[int, str] = {}
+    failed: dict[int, tuple[str, str]] = {}
     offset = 0
     for p in parts:
-        failed.update({offset + k: tb for k, tb in p["failed"].items()})
+        failed.update({offset + k: f for k, f in p["failed"].items()})
         offset += len(p["outputs"]["reason"])
     return {"outputs": outputs, "failed": failed, "seconds": sum(p["seconds"] for p in parts),
             "n": done, "seconds_per_rep": per_rep}
+
+
+def _clean(part: dict[str, Any]) -> bool:
+    """No replication of the part timed out or crashed (errors take no time to speak of)."""
+    return all(kind == "error" for kind, _ in part["failed"].values())

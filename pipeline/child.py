@@ -1,0 +1,218 @@
+"""Calls run in a child process that can be killed.
+
+A hung numba kernel holds the GIL and cannot be interrupted from inside its process, and
+a replication that kills its process (``os._exit``, a segfault in a kernel) would take the
+Dask worker, or with ``--workers 0`` the client, with it. So the replications run in a
+child process: :func:`call` waits at most ``timeout`` seconds for the answer and kills the
+child (SIGKILL) if it is late; a child that dies is noticed by the closed pipe.
+
+One child per thread of the parent (a Dask worker has one task thread), started on first
+use and kept for later calls, so imports and loaded numba kernels stay warm; it is replaced
+after a timeout or a death. The child is ``python -m pipeline.child``, a fresh interpreter:
+it never imports the parent's ``__main__`` (a user's script without an
+``if __name__ == "__main__":`` guard is safe) and on Linux it dies with the thread that
+started it (``PR_SET_PDEATHSIG``), so an interrupted run leaves no spinning orphans.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any, Callable
+
+START_TIMEOUT = 300.0  # seconds for a child to import numpy and say it is ready (a loaded node can be slow)
+
+
+class ChildTimeout(Exception):
+    """The call did not return within its time limit; the child was killed."""
+
+    def __init__(self, timeout: float):
+        super().__init__(f"no answer within {timeout:g} s; the replication process was killed")
+        self.timeout = timeout
+
+
+class ChildDied(Exception):
+    """The child process died during the call (``os._exit``, a signal such as SIGSEGV)."""
+
+    def __init__(self, returncode: int | None):
+        super().__init__(f"the replication process died ({describe_exit(returncode)})")
+        self.returncode = returncode
+
+
+class ChildError(RuntimeError):
+    """The called function raised in the child; the message is the child's traceback."""
+
+
+def describe_exit(returncode: int | None) -> str:
+    """'exit code 3' or 'killed by SIGSEGV' for a ``Popen.returncode``."""
+    import signal
+
+    if returncode is None:
+        return "exit status unknown"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+class _Child:
+    """One child process and the two pipes to it."""
+
+    def __init__(self) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        # os.pipe() descriptors are not inheritable: only this child gets the two passed here,
+        # so a child sees EOF as soon as its own parent is gone, whatever else was started.
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.child", str(to_child_r), str(from_child_w), str(os.getpid())],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=os.environ.copy())
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.outbox = Connection(to_child_w, readable=False)
+        self.inbox = Connection(from_child_r, writable=False)
+        try:
+            if not self.inbox.poll(START_TIMEOUT):
+                raise ChildTimeout(START_TIMEOUT)
+            self.inbox.recv()  # "ready"
+            self.outbox.send(list(sys.path))  # the child imports what this process can import
+        except (EOFError, OSError, ChildTimeout) as exc:
+            self.kill()
+            # Not the replications' fault: the task fails as a whole (retried, then 'error').
+            raise ChildError(f"could not start the replication process `{sys.executable} -m pipeline.child` "
+                             f"({describe_exit(self.proc.returncode)}; {exc or type(exc).__name__})") from None
+
+    def call(self, fn: Callable, args: tuple, timeout: float) -> Any:
+        try:
+            self.outbox.send((fn.__module__, fn.__qualname__, args))
+            if not self.inbox.poll(timeout):
+                self.kill()
+                raise ChildTimeout(timeout)
+            status, value = self.inbox.recv()
+        except (EOFError, OSError):
+            self.kill()
+            raise ChildDied(self.proc.returncode) from None
+        if status == "error":
+            raise ChildError(value)
+        return value
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for conn in (self.outbox, self.inbox):
+            try:
+                conn.close()
+            except (OSError, AttributeError):
+                pass
+
+
+_local = threading.local()
+_all: set[_Child] = set()
+_all_lock = threading.Lock()
+
+
+def call(fn: Callable, *args: Any, timeout: float) -> Any:
+    """``fn(*args)`` in this thread's child process; at most ``timeout`` seconds.
+
+    ``fn`` must be a module-level function (it is found by module and name in the child).
+    Raises :class:`ChildTimeout` (child killed), :class:`ChildDied`, or :class:`ChildError`
+    (``fn`` raised; the message is its traceback). After a timeout or a death the next call
+    starts a new child.
+    """
+    child = getattr(_local, "child", None)
+    if child is None or not child.alive():
+        if child is not None:
+            _forget(child)
+        child = _Child()
+        _local.child = child
+        with _all_lock:
+            _all.add(child)
+    try:
+        return child.call(fn, args, timeout)
+    except (ChildTimeout, ChildDied):
+        _forget(child)
+        _local.child = None
+        raise
+
+
+def _forget(child: _Child) -> None:
+    child.kill()
+    with _all_lock:
+        _all.discard(child)
+
+
+def close_all() -> None:
+    """Stop every child of this process (end of a run; on Dask workers through ``client.run``)."""
+    with _all_lock:
+        children = list(_all)
+        _all.clear()
+    for child in children:
+        child.kill()
+    if getattr(_local, "child", None) is not None:
+        _local.child = None
+
+
+# -- the child's side --------------------------------------------------------------------------
+def _die_with_parent(parent_pid: int) -> None:
+    """Be killed when the parent goes, even while a kernel holds the GIL (Linux prctl)."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        # Elsewhere: a watchdog thread (runs whenever the GIL is free).
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _serve(inbox: Connection, outbox: Connection) -> None:
+    import traceback
+
+    outbox.send("ready")
+    sys.path[:] = inbox.recv()
+    while True:
+        try:
+            module, name, args = inbox.recv()
+        except EOFError:  # the parent closed the pipe or is gone
+            return
+        try:
+            answer = ("ok", getattr(importlib.import_module(module), name)(*args))
+        except Exception:  # noqa: BLE001 - handed to the parent as text
+            answer = ("error", traceback.format_exc())
+        outbox.send(answer)
+
+
+def main(argv: list[str]) -> None:
+    import faulthandler
+    import signal
+
+    to_child, from_child, parent_pid = map(int, argv)
+    _die_with_parent(parent_pid)
+    # Ctrl-C is the parent's to handle (it stops the run and then this child).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.enable()  # a segfault in a kernel prints where, on the worker's stderr
+    _serve(Connection(to_child, writable=False), Connection(from_child, readable=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
