@@ -7,20 +7,34 @@ Total CPU seconds are divided by the cores of this machine, since ``schedsweep r
 starts one worker per core. Start-up (the Dask cluster, loading or compiling numba
 kernels in each worker: seconds) is not included; it matters only for small sweeps.
 A spec that does not validate is listed with its error.
+
+A spec never run here gets its estimate from a pilot: ``schedsweep jobs --estimate`` runs a
+few replications of a few cells of every such spec in this process and caches the time per
+replication in ``<results>/.schedsweep-estimates.json``, keyed by the spec's identity, the
+workload's source code and this host; plain ``schedsweep jobs`` only reads that cache, so
+it stays fast. A changed spec or model invalidates its entry.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
+import sys
 import textwrap
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from .spec import Spec, SpecError, load
 
-UNKNOWN = "unknown — run it once"
+UNKNOWN = "unknown — schedsweep jobs --estimate runs a short pilot"
+CACHE_NAME = ".schedsweep-estimates.json"
+PILOT_CELLS = 3          # cells piloted per spec, spread over the sweep
+PILOT_SECONDS = 2.0      # per piloted cell, after the first (untimed) replication
 WIDTH = 100  # description lines are wrapped to this many characters
 
 
@@ -91,23 +105,126 @@ def _fit(rate: np.ndarray, spec: Spec) -> np.ndarray | None:
     return np.full(spec.shape, finite.mean())
 
 
-def estimate(spec: Spec, results: Path) -> tuple[float | None, str]:
-    """Estimated wall time of ``spec`` on this machine, and what the estimate is based on."""
+@lru_cache(maxsize=None)
+def code_hash(workload: str) -> str:
+    """SHA-256 of the workload's source: its module file, or every .py file of its package."""
+    import workloads
+
+    module = workloads.get(workload)
+    path = Path(module.__file__)
+    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(path.parent)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(spec: Spec) -> str:
+    """What a cached pilot is valid for: the spec's identity, the model's code, this host."""
+    doc = f"{spec.identity()}\n{code_hash(spec.workload)}\n{platform.node()}"
+    return hashlib.sha256(doc.encode()).hexdigest()[:32]
+
+
+def read_cache(results: Path) -> dict:
+    try:
+        data = json.loads((results / CACHE_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_cache(results: Path, cache: dict) -> None:
+    """Replace the cache file whole (write then rename: a reader never sees half a file)."""
+    results.mkdir(parents=True, exist_ok=True)
+    tmp = results / f"{CACHE_NAME}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
+    os.replace(tmp, results / CACHE_NAME)
+
+
+def pilot_cells(spec: Spec, k: int = PILOT_CELLS) -> list[tuple[int, ...]]:
+    """Up to ``k`` cell indexes spread evenly over the sweep (first and last included)."""
+    n = spec.n_cells
+    m = min(k, n)
+    picks = sorted({round(i * (n - 1) / max(m - 1, 1)) for i in range(m)})
+    return [tuple(int(x) for x in np.unravel_index(p, spec.shape)) for p in picks] if spec.shape else [()]
+
+
+def pilot(spec: Spec, seconds: float = PILOT_SECONDS) -> float:
+    """Mean seconds per replication over the piloted cells, run here, in this process.
+
+    Per cell: one replication first (it pays imports and kernel loading, untimed), then
+    batches of doubling size until ``seconds`` are spent; the last batch gives the rate.
+    """
+    from .seeding import replication_seeds
+    from .spec import workload_of
+
+    module = workload_of(spec)
+    rates = []
+    for index in pilot_cells(spec):
+        params = spec.cell_params(index)
+        module.run_batch(params, replication_seeds(spec.seed, 0, 1))
+        done, size, spent, rate = 1, 1, 0.0, float("nan")
+        while spent < seconds and done < spec.replications + 1:
+            t0 = time.perf_counter()
+            module.run_batch(params, replication_seeds(spec.seed, done, done + size))
+            elapsed = time.perf_counter() - t0
+            spent, rate, done, size = spent + elapsed, elapsed / size, done + size, size * 2
+        rates.append(rate)
+    finite = [r for r in rates if np.isfinite(r)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
+def cached_estimate(spec: Spec, cache: dict) -> tuple[float | None, str]:
+    entry = cache.get(cache_key(spec))
+    if not entry:
+        return None, ""
+    if entry.get("error"):
+        return None, f"pilot failed: {entry['error']}"
+    rate = float(entry["seconds_per_rep"])
+    return rate * spec.n_cells * spec.replications / cores(), \
+        f"pilot of {entry['cells']} cells, {entry['measured']}"
+
+
+def estimate(spec: Spec, results: Path, cache: dict | None = None) -> tuple[float | None, str]:
+    """Estimated wall time of ``spec`` on this machine, and what the estimate is based on:
+    a store of an earlier run, else a cached pilot."""
     store = results / f"{spec.name}.zarr"
     if not (store / "zarr.json").exists():
-        return None, ""
+        return cached_estimate(spec, cache or {})
     rate, basis = seconds_per_rep(store, spec)
     if rate is None:
         return None, basis
     return float(rate.sum()) * spec.replications / cores(), basis
 
 
-def entries(directory: str | Path = "jobs", results: str | Path = "results") -> list[Entry]:
-    """Every ``*.toml`` in ``directory``, sorted by file name, loaded and estimated."""
+def run_pilots(specs: list[Spec], results: Path, seconds: float = PILOT_SECONDS) -> None:
+    """Pilot every spec that has neither a store nor a cached pilot; cache each as it ends."""
+    cache = read_cache(results)
+    for spec in specs:
+        if (results / f"{spec.name}.zarr" / "zarr.json").exists() or cache_key(spec) in cache:
+            continue
+        print(f"schedsweep jobs: piloting {spec.path} ({len(pilot_cells(spec))} cells)", file=sys.stderr, flush=True)
+        entry: dict = {"cells": len(pilot_cells(spec)), "measured": time.strftime("%Y-%m-%d"),
+                       "host": platform.node(), "spec": spec.path}
+        try:
+            rate = pilot(spec, seconds)
+            if not np.isfinite(rate):
+                raise ValueError("no timed batch")
+            entry["seconds_per_rep"] = rate
+        except Exception as exc:  # noqa: BLE001 - one failing model must not stop the catalogue
+            entry["error"] = f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:200]}"
+        cache[cache_key(spec)] = entry
+        write_cache(results, cache)
+
+
+def entries(directory: str | Path = "jobs", results: str | Path = "results", run_pilot: bool = False,
+            pilot_seconds: float = PILOT_SECONDS) -> list[Entry]:
+    """Every ``*.toml`` in ``directory``, sorted by file name, loaded and estimated
+    (``run_pilot``: pilot the specs without an estimate first)."""
     directory, results = Path(directory), Path(results)
     if not directory.is_dir():
         raise SpecError(f"--dir {str(directory)!r}: no such directory")
-    out = []
+    out: list[Entry] = []
     for path in sorted(directory.glob("*.toml")):
         try:
             spec = load(path)
@@ -117,8 +234,13 @@ def entries(directory: str | Path = "jobs", results: str | Path = "results") -> 
         except Exception as exc:  # noqa: BLE001 - a broken workload import must not hide the other specs
             out.append(Entry(path, error=f"{path}: {exc.__class__.__name__}: {exc}"))
             continue
-        seconds, basis = estimate(spec, results)
-        out.append(Entry(path, spec, seconds=seconds, basis=basis))
+        out.append(Entry(path, spec))
+    if run_pilot:
+        run_pilots([e.spec for e in out if e.spec is not None], results, pilot_seconds)
+    cache = read_cache(results)
+    for e in out:
+        if e.spec is not None:
+            e.seconds, e.basis = estimate(e.spec, results, cache)
     return out
 
 

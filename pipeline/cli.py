@@ -183,7 +183,7 @@ def _report(args: argparse.Namespace) -> int:
 def _jobs(args: argparse.Namespace) -> int:
     from .catalogue import entries, render
 
-    print(render(entries(args.dir, args.results)), end="")
+    print(render(entries(args.dir, args.results, run_pilot=args.estimate, pilot_seconds=args.pilot_seconds)), end="")
     return 0
 
 
@@ -258,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser("jobs", help="list the sweep specs with description, size and estimated run time")
     jobs.add_argument("--dir", default="jobs", help="folder of specs (default jobs)")
     jobs.add_argument("--results", default="results", help="folder of stores for the estimate (default results)")
+    jobs.add_argument("--estimate", action="store_true",
+                      help="pilot (here, in this process) every spec without a stored or cached estimate, "
+                           "and cache the result in RESULTS/.schedsweep-estimates.json")
+    jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=2.0,
+                      help="time spent per piloted cell (default 2)")
     jobs.set_defaults(func=_jobs)
     return parser
 

@@ -42,6 +42,8 @@ def compute(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str]
         result = (stats.paired if paired else stats.ratio)(ds, dim, base, level, metrics)
     else:
         result = stats.describe(ds, level, metrics)
+    # the spec's replications per cell: a table marks the cells that hold fewer values
+    result.attrs["replications"] = ds.attrs.get("replications")
     return select(result, sel)
 
 
@@ -62,20 +64,27 @@ def long_frame(result: xr.Dataset) -> pd.DataFrame:
     return out[["metric"] + keep + stat_cols]
 
 
-def _fmt(mean: float, half: float, relative: float = np.nan) -> str:
+def _fmt(mean: float, half: float, relative: float = np.nan, n: float = np.nan,
+         expected: int | None = None) -> str:
+    """``mean ± half``, the relative change in brackets, and ``[n=K]`` when a cell holds fewer
+    values than the spec's replications (failed, not yet run, or undefined: NaN with a reason)."""
+    short = f" [n={int(n)}]" if expected and np.isfinite(n) and n < expected else ""
     if not np.isfinite(mean):
-        return "—"
+        return "—" + short
     text = f"{mean:.4g}" if not np.isfinite(half) else f"{mean:.4g} ± {half:.2g}"
     if np.isfinite(relative):
         text += f" ({relative:+.1%})"
-    return text
+    return text + short
 
 
-def wide_frame(long: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
-    """Mean ± half-width, metrics (or the values of ``by``) as columns."""
+def wide_frame(long: pd.DataFrame, by: str | None = None, expected: int | None = None) -> pd.DataFrame:
+    """Mean ± half-width, metrics (or the values of ``by``) as columns; ``[n=K]`` where a cell has
+    fewer than ``expected`` values."""
     long = long.copy()
     relative = long["relative_change"] if "relative_change" in long else np.full(len(long), np.nan)
-    long["value"] = [_fmt(m, h, r) for m, h, r in zip(long["mean"], long["half_width"], relative)]
+    counts = long["n"] if "n" in long else np.full(len(long), np.nan)
+    long["value"] = [_fmt(m, h, r, k, expected)
+                     for m, h, r, k in zip(long["mean"], long["half_width"], relative, counts)]
     keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c not in ("metric", "value")]
     if by:
         if by not in keys:
@@ -97,7 +106,8 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
         return long.to_csv(index=False)
     if fmt == "json":
         return json.dumps(json.loads(long.to_json(orient="records")), indent=1)
-    tables = [wide_frame(part, by) for part in _same_dims(long)]
+    expected = result.attrs.get("replications")
+    tables = [wide_frame(part, by, expected) for part in _same_dims(long)]
     if fmt == "markdown":
         return "\n\n".join(_markdown(t) for t in tables)
     header = f"mean ± {result.attrs.get('level', 0.95):.0%} CI half-width"
@@ -105,6 +115,8 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
         header += f", paired difference against {result.attrs['paired']} (relative change in brackets)"
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
+    if expected and "[n=" in "".join(t.to_string() for t in tables):
+        header += f"; [n=K]: the cell holds K of the spec's {expected} replications (see schedsweep show)"
     return header + "\n" + "\n\n".join(t.to_string(index=False) for t in tables)
 
 
