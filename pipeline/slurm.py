@@ -6,6 +6,14 @@ runs one per core). Worker jobs that Slurm ends (walltime, ``scancel``, node fai
 forgotten and replaced by the adaptive scaling; workers retire gracefully shortly before
 their walltime, so a long sweep rolls over to fresh jobs instead of losing running batches.
 The execution loop resubmits any batch whose worker died anyway.
+
+Exposure (issue 16): by default the dashboard listens on 127.0.0.1 of the login node only
+(reach it with ``ssh -L 8787:127.0.0.1:8787 login-node``), the scheduler listens on the
+profile's ``interface`` (or, without one, on this machine's outward address, never
+0.0.0.0), and scheduler, workers and client talk TLS with a temporary self-signed
+certificate made for this run, so only processes given its key can join or submit work.
+Worker dashboards are off. ``tls: false``, ``scheduler_host: 0.0.0.0`` and
+``dashboard_address: ":8787"`` undo each of these, only when a profile asks.
 """
 from __future__ import annotations
 
@@ -14,7 +22,11 @@ import logging
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import weakref
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -59,8 +71,11 @@ class SlurmOptions:
     job_script_prologue: list[str] = field(default_factory=list)   # shell lines before the worker starts
     python: str | None = None        # Python on the compute nodes (default: this interpreter)
     death_timeout: float = 60.0      # seconds a worker waits for an unreachable scheduler
-    dashboard_address: str | None = None  # scheduler dashboard, e.g. 127.0.0.1:0 (default :8787)
+    dashboard_address: str = "127.0.0.1:8787"  # scheduler dashboard; loopback: reach it by an ssh tunnel
     retire_before_walltime: bool = True   # workers leave gracefully before their walltime
+    tls: bool = True                 # scheduler-worker-client traffic over TLS, temporary certificate
+    scheduler_host: str | None = None    # address the scheduler listens on (default: interface's, else outward IP)
+    tls_directory: str = "~/.schedsweep/tls"  # shared folder for the workers' certificate files (private, 0700)
 
     def job_memory(self) -> str:
         return self.memory or f"{2 * self.cores_per_job}GB"
@@ -134,7 +149,7 @@ def _validate(o: dict[str, Any], source: dict[str, str]) -> None:
     except ValueError:
         raise bad("walltime", "must be Slurm time syntax: HH:MM:SS, D-HH:MM:SS, MM:SS or minutes") from None
     for key in ("partition", "account", "interface", "local_directory", "log_directory", "python",
-                "dashboard_address"):
+                "dashboard_address", "scheduler_host", "tls_directory"):
         if o[key] is not None and (not isinstance(o[key], str) or not o[key]):
             raise bad(key, "must be a non-empty string")
     for key in ("job_extra_directives", "job_script_prologue"):
@@ -143,8 +158,11 @@ def _validate(o: dict[str, Any], source: dict[str, str]) -> None:
     if isinstance(o["death_timeout"], bool) or not isinstance(o["death_timeout"], (int, float)) \
             or not o["death_timeout"] > 0:
         raise bad("death_timeout", "must be a positive number of seconds")
-    if not isinstance(o["retire_before_walltime"], bool):
-        raise bad("retire_before_walltime", "must be true or false")
+    for key in ("retire_before_walltime", "tls"):
+        if not isinstance(o[key], bool):
+            raise bad(key, "must be true or false")
+    if not isinstance(o["dashboard_address"], str) or not o["dashboard_address"]:
+        raise bad("dashboard_address", "must be HOST:PORT, e.g. 127.0.0.1:8787")
 
 
 _WALLTIME = re.compile(r"^(?:(?P<d>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
@@ -234,6 +252,14 @@ class SweepSLURMCluster(SLURMCluster):
         if ended:
             await self._correct_state()
 
+    async def _close(self) -> None:
+        try:
+            await super()._close()
+        finally:  # the run's certificate and key go with the scheduler
+            folder = getattr(self, "_schedsweep_tls_folder", None)
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def _log_hint(self, job_id: str) -> str:
         log_dir = getattr(self, "_schedsweep_log_directory", None)
         return f"{log_dir}/schedsweep-worker-{job_id}.err" if log_dir else f"slurm-{job_id}.out"
@@ -244,9 +270,56 @@ class SweepSLURMCluster(SLURMCluster):
         return list(self._ended_jobs)
 
 
-def cluster_kwargs(options: SlurmOptions) -> dict[str, Any]:
-    """Keyword arguments of ``SLURMCluster`` for these options (no cluster is started)."""
+def scheduler_host(options: SlurmOptions) -> str | None:
+    """Where the scheduler listens: the explicit host, else the profile's interface (None: dask-jobqueue
+    binds that interface), else this machine's outward address (what workers reach), never 0.0.0.0."""
+    if options.scheduler_host:
+        return options.scheduler_host
+    if options.interface:
+        return None
+    from distributed.utils import get_ip
+
+    return get_ip()
+
+
+def temporary_security(directory: str) -> tuple[Any, str | None]:
+    """A ``distributed.security.Security`` with a fresh self-signed certificate for every role.
+
+    ``Security.temporary()`` when the ``cryptography`` package is there (dask-jobqueue writes the
+    workers' part into its ``shared_temp_directory``); else a certificate made by ``openssl`` in a
+    new private folder under ``directory``, returned too so the caller removes it at the end.
+    """
+    from distributed.security import Security
+
+    try:
+        import cryptography  # noqa: F401 - what Security.temporary needs
+    except ImportError:
+        pass
+    else:
+        return Security.temporary(), None
+    if shutil.which("openssl") is None:
+        raise SlurmOptionError("tls = true needs the Python package 'cryptography' or the openssl command to make "
+                               "a temporary certificate; install one, or set tls: false and an interface that only "
+                               "the cluster reaches")
+    base = Path(os.path.expanduser(directory))
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="run-", dir=base)  # mode 0700: the key is readable by this user only
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=schedsweep"],
+                   check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    roles = {f"tls_{role}_{part}": path for role in ("scheduler", "worker", "client")
+             for part, path in (("cert", cert), ("key", key))}
+    return Security(tls_ca_file=cert, require_encryption=True, **roles), folder
+
+
+def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any]:
+    """Keyword arguments of ``SLURMCluster`` for these options (no cluster is started).
+
+    ``security``: the TLS settings when ``options.tls`` (:func:`temporary_security`)."""
     worker_args = lifetime_args(options.walltime) if options.retire_before_walltime else []
+    worker_args = worker_args + ["--no-dashboard"]  # a worker's dashboard would listen on every interface
     prologue = [f"export {name}=1" for name in SINGLE_THREAD_EXPORTS] + list(options.job_script_prologue)
     kwargs: dict[str, Any] = dict(
         cores=options.cores_per_job, processes=options.cores_per_job, memory=options.job_memory(),
@@ -257,8 +330,14 @@ def cluster_kwargs(options: SlurmOptions) -> dict[str, Any]:
         python=options.python or sys.executable, death_timeout=options.death_timeout,
         worker_extra_args=worker_args, job_name="schedsweep-worker",
     )
-    if options.dashboard_address is not None:
-        kwargs["scheduler_options"] = {"dashboard_address": options.dashboard_address}
+    scheduler_options: dict[str, Any] = {"dashboard_address": options.dashboard_address}
+    host = scheduler_host(options)
+    if host is not None:
+        scheduler_options["host"] = host
+    kwargs["scheduler_options"] = scheduler_options
+    if options.tls and security is not None:
+        kwargs.update(security=security, protocol="tls://",
+                      shared_temp_directory=os.path.expanduser(options.tls_directory))
     return kwargs
 
 
@@ -266,9 +345,39 @@ def job_script(options: SlurmOptions, scheduler: str = "tcp://SCHEDULER:8786") -
     """The batch script each worker job would get (for review; starts nothing)."""
     from dask_jobqueue.slurm import SLURMJob
 
-    kwargs = cluster_kwargs(options)
-    kwargs.pop("scheduler_options", None)
+    security = None
+    if options.tls:  # placeholders: the real files are made when the cluster starts
+        from distributed.security import Security
+
+        folder = os.path.join(options.tls_directory, "run-XXXX")
+        security = Security(tls_ca_file=f"{folder}/cert.pem", tls_worker_cert=f"{folder}/cert.pem",
+                            tls_worker_key=f"{folder}/key.pem")
+        scheduler = scheduler.replace("tcp://", "tls://")
+    kwargs = cluster_kwargs(options, security)
+    for key in ("scheduler_options", "shared_temp_directory"):
+        kwargs.pop(key, None)
     return SLURMJob(scheduler=scheduler, name=kwargs["job_name"], **kwargs).job_script()
+
+
+def build_cluster(options: SlurmOptions) -> SweepSLURMCluster:
+    """The scheduler here, secured as the options say, and no worker job yet (nothing submitted)."""
+    security, folder = temporary_security(options.tls_directory) if options.tls else (None, None)
+    kwargs = cluster_kwargs(options, security)
+    if kwargs["log_directory"]:
+        os.makedirs(kwargs["log_directory"], exist_ok=True)
+    if kwargs.get("shared_temp_directory"):
+        os.makedirs(kwargs["shared_temp_directory"], mode=0o700, exist_ok=True)
+    try:
+        cluster = SweepSLURMCluster(**kwargs)
+    except BaseException:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if folder:  # the certificate lives as long as the cluster (removed by close, else at exit)
+        cluster._schedsweep_tls_folder = folder
+        weakref.finalize(cluster, shutil.rmtree, folder, True)
+    cluster._schedsweep_log_directory = kwargs["log_directory"]
+    return cluster
 
 
 def make_cluster(*, jobs: int | None = None, cores_per_job: int | None = None, memory: str | None = None,
@@ -282,11 +391,7 @@ def make_cluster(*, jobs: int | None = None, cores_per_job: int | None = None, m
     """
     options = resolve_options(jobs=jobs, cores_per_job=cores_per_job, memory=memory, walltime=walltime,
                               partition=partition, account=account, profile=profile)
-    kwargs = cluster_kwargs(options)
-    if kwargs["log_directory"]:
-        os.makedirs(kwargs["log_directory"], exist_ok=True)
-    cluster = SweepSLURMCluster(**kwargs)
-    cluster._schedsweep_log_directory = kwargs["log_directory"]
+    cluster = build_cluster(options)
     cluster.schedsweep_options = options
     cluster.max_workers = options.jobs * options.cores_per_job  # for sizing batches before workers arrive
     wait_count = max(1, math.ceil(IDLE_BEFORE_RELEASE_SECONDS))  # adapt runs once a second
