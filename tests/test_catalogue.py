@@ -52,7 +52,7 @@ def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
     bad_param, bad_toml, good = items
     assert good.spec is not None and good.error is None
     assert (good.spec.workload, good.spec.replications, good.spec.n_cells) == ("mm1", 6, 6)
-    assert good.seconds is None and good.estimate == "unknown — run it once"
+    assert good.seconds is None and good.estimate == catalogue.UNKNOWN
     assert bad_param.spec is None and "customers = -1" in bad_param.error
     assert bad_toml.spec is None and "not valid TOML" in bad_toml.error
 
@@ -61,7 +61,7 @@ def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
     assert "M/M/1 against load (Kleinrock, Table 3.1)" in out
     assert "workload mm1" in out
     assert "6 replications × 6 cells (arrival_rate[3] × service_rate[2]) = 36 runs" in out
-    assert "run time: unknown — run it once" in out
+    assert f"run time: {catalogue.UNKNOWN}" in out
     assert "bad_param.toml: INVALID" in out and bad_param.error in out
     assert "bad_toml.toml: INVALID" in out
     assert out.rstrip().endswith("3 specs, 2 invalid")
