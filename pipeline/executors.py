@@ -26,8 +26,12 @@ class _Done:
         self.fn, self.args, self.key = fn, args, key
         self.error: BaseException | None = None
         self.tb: str | None = None
+        self.computed = False
 
     def compute(self) -> "_Done":
+        if self.computed:  # a pilot's result was asked for before completed() reached it
+            return self
+        self.computed = True
         fn, args = self.fn, self.args
         try:
             self.value = fn(*args)
@@ -41,8 +45,7 @@ class _Done:
         return "error" if self.error else "finished"
 
     def result(self) -> Any:
-        if not hasattr(self, "value") and self.error is None:
-            self.compute()
+        self.compute()
         if self.error:
             raise self.error
         return self.value

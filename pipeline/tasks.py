@@ -48,6 +48,11 @@ def _checked(module: Any, out: dict[str, np.ndarray], n: int) -> dict[str, np.nd
     return checked
 
 
+def load(workload: str) -> None:
+    """Import the workload (in the child, before the timed call)."""
+    workloads.get(workload)
+
+
 def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -> dict[str, Any]:
     """Run one replication per seed in this process.
 
@@ -83,6 +88,8 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     """
     t0 = time.perf_counter()
     try:
+        # Imports (numba, the model) are not the batch's time: a fresh child loads them first.
+        child.call(load, workload, timeout=child.START_TIMEOUT)
         return child.call(run_replications, workload, params, seeds, timeout=timeout)
     except (child.ChildTimeout, child.ChildDied) as exc:
         whole = exc
@@ -98,6 +105,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
                                     f"each timed out alone (limit {timeout:g} s); rerun with --retry-failed")
             continue
         try:
+            child.call(load, workload, timeout=child.START_TIMEOUT)
             one = child.call(run_replications, workload, params, seeds[k:k + 1], timeout=timeout)
         except (child.ChildTimeout, child.ChildDied) as exc:
             failed[k] = _fault(exc, f" after its batch of {n} replications failed the same way")
