@@ -1,0 +1,92 @@
+"""Issue 16, item 6: the Slurm route exposes nothing by default. A SweepSLURMCluster is built
+here (its scheduler really starts and listens; no job is submitted) and the sockets this
+process opened are inspected: nothing on 0.0.0.0 or ::, the dashboard on loopback, the
+scheduler on TLS with a per-run certificate that is removed at close."""
+from __future__ import annotations
+
+import os
+import stat
+
+import psutil
+import pytest
+
+from pipeline import slurm as S
+
+ANY = {"0.0.0.0", "::", ""}
+
+
+def _listening() -> set[tuple[str, int]]:
+    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process().net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN}
+
+
+@pytest.fixture
+def built(tmp_path):
+    """Build a cluster from options; yield (cluster, sockets it opened); close it after."""
+    made = []
+
+    def build(**changes):
+        options = S.resolve_options()
+        for key, value in dict(tls_directory=str(tmp_path / "tls"), **changes).items():
+            setattr(options, key, value)
+        before = _listening()
+        cluster = S.build_cluster(options)
+        made.append(cluster)
+        return cluster, _listening() - before
+
+    yield build
+    for cluster in made:
+        cluster.close()
+
+
+def test_default_cluster_binds_nothing_to_all_interfaces_and_uses_tls(built, tmp_path):
+    cluster, opened = built()
+    assert opened, "the scheduler should be listening"
+    assert not {ip for ip, _ in opened} & ANY, opened
+    assert cluster.scheduler_address.startswith("tls://")
+    dashboard_port = cluster.scheduler.http_server.port
+    assert ("127.0.0.1", dashboard_port) in opened          # dashboard on loopback only
+    # the certificate and key live in a private folder, the key readable by this user only
+    (folder,) = (tmp_path / "tls").iterdir()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "key.pem").stat().st_mode) == 0o600
+    script = cluster.job_script()
+    for arg in ("--protocol tls://", f"--tls-ca-file {folder}/cert.pem", f"--tls-key {folder}/key.pem",
+                "--no-dashboard", cluster.scheduler_address):
+        assert arg in script, arg
+    cluster.close()
+    assert not folder.exists()                                # removed with the scheduler
+
+
+def test_interface_keeps_the_scheduler_on_it(built):
+    cluster, opened = built(interface="lo", dashboard_address="127.0.0.1:0")
+    assert {ip for ip, _ in opened} == {"127.0.0.1"}
+    assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
+
+
+def test_without_tls_the_scheduler_still_listens_on_one_address(built):
+    cluster, opened = built(tls=False, dashboard_address="127.0.0.1:0")
+    assert cluster.scheduler_address.startswith("tcp://")
+    assert not {ip for ip, _ in opened} & ANY, opened
+
+
+def test_all_interfaces_only_when_asked():
+    options = S.resolve_options()
+    assert S.cluster_kwargs(options)["scheduler_options"]["host"] not in ANY
+    options.scheduler_host, options.dashboard_address = "0.0.0.0", ":8787"
+    kwargs = S.cluster_kwargs(options)
+    assert kwargs["scheduler_options"] == {"host": "0.0.0.0", "dashboard_address": ":8787"}
+
+
+@pytest.mark.parametrize("text, key", [("tls: maybe\n", "tls"), ("scheduler_host: 5\n", "scheduler_host"),
+                                       ('dashboard_address: ""\n', "dashboard_address")])
+def test_security_profile_entries_are_checked(tmp_path, text, key):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(S.SlurmOptionError, match=key):
+        S.resolve_options(profile=str(path))
+
+
+def test_example_profile_documents_what_is_exposed():
+    text = open(os.path.join(os.path.dirname(S.__file__), "..", "slurm", "example-site.yaml")).read()
+    assert "ssh -L 8787:127.0.0.1:8787" in text and "tls:" in text
