@@ -152,6 +152,10 @@ class _Runner:
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
         self.plan = self._batches(todo, reps)
         self.total = int(todo.sum())
+        if getattr(self, "seconds_per_rep", None) is None:  # resumed: the pilot of the first run
+            stored = self.writer.group.attrs.get("pilot_seconds_per_rep")
+            if stored is not None:
+                self.seconds_per_rep = np.asarray(stored, dtype=float)
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
@@ -230,6 +234,8 @@ class _Runner:
                                 result["seconds"])
         records = [self._failure(batch.cell, batch.start + k, seeds[k], f) for k, f in result["failed"].items()]
         self.writer.add_failures(records)
+        for f in records[:max(0, FIRST_SEEDS - len(self.failures))]:  # the first ones at once, the rest at the end
+            say(f"failed ({f['kind']}): {self._describe(batch.cell)}, replication {f['replication']}, seed {f['seed']}")
         self.failures += records
         self.n_ran += batch.stop - batch.start
 

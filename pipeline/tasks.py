@@ -96,7 +96,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     n = len(seeds)
     outputs = empty_outputs(workloads.get(workload).METRICS, n)
     if n == 1:
-        return {"outputs": outputs, "failed": {0: _fault(whole, "")}, "seconds": time.perf_counter() - t0}
+        return {"outputs": outputs, "failed": {0: _fault(whole)}, "seconds": time.perf_counter() - t0}
     failed: dict[int, tuple[str, str]] = {}
     in_a_row = 0
     for k in range(n):
@@ -108,7 +108,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
             child.call(load, workload, timeout=child.START_TIMEOUT)
             one = child.call(run_replications, workload, params, seeds[k:k + 1], timeout=timeout)
         except (child.ChildTimeout, child.ChildDied) as exc:
-            failed[k] = _fault(exc, f" after its batch of {n} replications failed the same way")
+            failed[k] = _fault(exc, f"; its batch of {n} had {_what(whole)} first")
             in_a_row = in_a_row + 1 if isinstance(exc, child.ChildTimeout) else 0
             continue
         in_a_row = 0
@@ -119,11 +119,15 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
 
 
-def _fault(exc: Exception, context: str) -> tuple[str, str]:
+def _what(exc: Exception) -> str:
+    return "timed out" if isinstance(exc, child.ChildTimeout) else "died"
+
+
+def _fault(exc: Exception, context: str = "") -> tuple[str, str]:
     """(kind, text) of a replication run alone that timed out or whose process died."""
     if isinstance(exc, child.ChildTimeout):
-        return "timeout", f"timeout: run alone{context}, it did not finish within {exc.timeout:g} s (task_timeout)"
-    return "crashed", f"crashed: run alone{context}, {exc}"
+        return "timeout", f"timeout: run alone, it did not finish within {exc.timeout:g} s (task_timeout){context}"
+    return "crashed", f"crashed: run alone, {exc}{context}"
 
 
 def pilot(workload: str, params: dict[str, Any], seeds: np.ndarray, budget: float,

@@ -1,5 +1,6 @@
-"""A test workload: mm1, except that the replication whose seed has ``fault_key`` as its
-low 31 bits hangs, kills its process or segfaults (``fault``).
+"""A test workload: mm1, except that the replication whose seed has ``hang_key`` as its
+low 31 bits hangs, the one with ``exit_key`` calls ``os._exit(3)`` and the one with
+``segv_key`` segfaults (-1: none).
 
 Used by tests/test_faults.py as ``workload = "tests.faulty_workload"``. The hang blocks
 SIGINT and SIGTERM and sleeps, so only a SIGKILL ends it (like a numba kernel that holds
@@ -18,22 +19,23 @@ from workloads._contract import Param
 
 KEY_BITS = 2 ** 31
 
-PARAMS = mm1.PARAMS + (
-    Param("fault", "str", "none", "what the marked replication does", choices=("none", "hang", "exit", "segfault")),
-    Param("fault_key", "int", 0, "seed % 2**31 of the marked replication", low=0),
-)
+FAULTS = ("hang", "exit", "segv")
+PARAMS = mm1.PARAMS + tuple(Param(f"{fault}_key", "int", -1, f"seed % 2**31 of the replication that does {fault}",
+                                  low=-1) for fault in FAULTS)
 METRICS = mm1.METRICS
 REASONS = mm1.REASONS
 
 
 def key(seed: int) -> int:
-    """The ``fault_key`` that marks the replication with this seed."""
+    """The ``<fault>_key`` value that marks the replication with this seed."""
     return int(seed) % KEY_BITS
 
 
 def run_batch(params, seeds):
-    if params["fault"] != "none" and any(key(s) == params["fault_key"] for s in seeds):
-        _misbehave(params["fault"])
+    keys = {key(s) for s in seeds}
+    for fault in FAULTS:
+        if params[f"{fault}_key"] in keys:
+            _misbehave(fault)
     return mm1.run_batch({k: params[k] for k in ("arrival_rate", "service_rate", "customers", "warmup")},
                          np.asarray(seeds))
 
@@ -45,7 +47,7 @@ def _misbehave(fault: str) -> None:
             time.sleep(3600)
     if fault == "exit":
         os._exit(3)
-    if fault == "segfault":
+    if fault == "segv":
         import ctypes
         import faulthandler
 

@@ -52,38 +52,39 @@ def _compiled_mm1():
     mm1.run_batch({"arrival_rate": 0.5, **MM1}, np.arange(1, 2, dtype=np.uint64))
 
 
-def _spec(write_spec, reps: int, fault: str, cell: int, rep: int, **extra: object) -> tuple[Path, int]:
-    """A spec whose replication ``rep`` of cell ``cell`` misbehaves; returns it and that seed."""
-    seed = int(seeding.replication_seed(ROOT, rep, (cell,)))
-    lines = [f'fault = "{fault}"', f"fault_key = {faulty_workload.key(seed)}"]
-    lines += [f"{k} = {v}" for k, v in extra.items()]
+KIND = {"hang": "timeout", "exit": "crashed", "segv": "crashed"}
+
+
+def _spec(write_spec, reps: int, faults: dict[str, tuple[int, int]], name: str = "faulty.toml") -> Path:
+    """A spec in which replication ``rep`` of cell ``cell`` does ``fault``, for each item of ``faults``."""
+    lines = [f"{fault}_key = {faulty_workload.key(seeding.replication_seed(ROOT, rep, (cell,)))}"
+             for fault, (cell, rep) in faults.items()]
     text = SPEC.format(workload="tests.faulty_workload", reps=reps, extra="\n".join(lines), timeout=TIMEOUT)
-    return write_spec(text, f"{fault}.toml"), seed
+    return write_spec(text, name)
 
 
-def _check_store(path: Path, bad: tuple[int, int], kind: str) -> dict:
-    """Only replication ``bad`` (cell, rep) failed, with ``kind``; every other equals mm1 on its seed.
-
-    Returns the one failure record.
-    """
+def _check_store(path: Path, faults: dict[str, tuple[int, int]]) -> dict[str, dict]:
+    """Exactly the marked replications failed, each with its seed and kind; every other one
+    equals mm1 run directly on its seed. Returns the failure records by fault."""
     ds = pipeline.open_store(path)
     status, wait = ds["status"].values, ds["mean_wait"].values
     seeds = ds["seed"].values  # (arrival_rate, replication): the dimension is independent
-    expected = np.full(status.shape, store_mod.OK)
-    expected[bad] = store_mod.FAILED
-    np.testing.assert_array_equal(status, expected)
+    bad = np.zeros(status.shape, bool)
+    for cell, rep in faults.values():
+        bad[cell, rep] = True
+    np.testing.assert_array_equal(status, np.where(bad, store_mod.FAILED, store_mod.OK))
     for cell, rate in enumerate(RATES):
         direct = mm1.run_batch({"arrival_rate": rate, **MM1}, seeds[cell])["mean_wait"]
-        keep = np.arange(status.shape[1]) != bad[1] if cell == bad[0] else slice(None)
-        np.testing.assert_array_equal(wait[cell][keep], direct[keep])
-    assert np.isnan(wait[bad])
-    failures = _failures(path)
-    assert len(failures) == 1
-    record = failures[0]
-    assert record["kind"] == kind
-    assert record["seed"] == int(seeds[bad]) and record["replication"] == bad[1]
-    assert record["cell"] == {"arrival_rate": RATES[bad[0]]}
-    return record
+        np.testing.assert_array_equal(wait[cell][~bad[cell]], direct[~bad[cell]])
+    assert np.isnan(wait[bad]).all()
+    by_seed = {f["seed"]: f for f in _failures(path)}
+    assert len(by_seed) == len(faults)
+    records = {}
+    for fault, (cell, rep) in faults.items():
+        record = records[fault] = by_seed[int(seeds[cell, rep])]
+        assert (record["kind"], record["replication"], record["cell"]) == \
+            (KIND[fault], rep, {"arrival_rate": RATES[cell]})
+    return records
 
 
 def _failures(path: Path) -> list[dict]:
@@ -91,50 +92,52 @@ def _failures(path: Path) -> list[dict]:
 
 
 def test_hang_in_a_batch_is_killed_narrowed_to_its_seed_and_the_sweep_goes_on(write_spec, tmp_path):
-    spec, seed = _spec(write_spec, reps=4, fault="hang", cell=1, rep=2)
+    spec = _spec(write_spec, reps=4, faults={"hang": (1, 2)})
     path = pipeline.run(spec, tmp_path / "hang.zarr", workers=0, batch_size=4, progress=False)
-    record = _check_store(path, (1, 2), "timeout")
-    assert f"within {TIMEOUT:g} s" in record["traceback"] and "after its batch of 4" in record["traceback"]
+    text = _check_store(path, {"hang": (1, 2)})["hang"]["traceback"]
+    assert f"within {TIMEOUT:g} s" in text and "its batch of 4 had timed out first" in text
 
 
-def test_hang_in_the_pilot_is_timed_out_and_the_store_written(write_spec, tmp_path):
-    # Without --batch-size the pilot runs replication 0 of its cells alone first: that one hangs.
-    spec, seed = _spec(write_spec, reps=3, fault="hang", cell=0, rep=0)
-    path = pipeline.run(spec, tmp_path / "pilot.zarr", workers=0, progress=False)
-    record = _check_store(path, (0, 0), "timeout")
-    assert "after its batch" not in record["traceback"]
-
-
-def test_exit_in_process_is_narrowed_and_summarised_and_the_client_survives(write_spec, tmp_path, capsys):
-    spec, seed = _spec(write_spec, reps=6, fault="exit", cell=0, rep=4)
+def test_exit_in_process_is_narrowed_and_summarised_and_the_client_survives(write_spec, tmp_path, capsys,
+                                                                           monkeypatch):
+    spec = _spec(write_spec, reps=6, faults={"exit": (0, 4)})
     store = tmp_path / "exit.zarr"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # as on a terminal: the progress bar shows
     code = cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "3",
-                     "--no-progress", "--task-timeout", "60"])
+                     "--task-timeout", "60"])
     assert code == 0  # this process ran the sweep: os._exit took only the child
-    record = _check_store(store, (0, 4), "crashed")
+    record = _check_store(store, {"exit": (0, 4)})["exit"]
     assert "exit code 3" in record["traceback"]
     err = capsys.readouterr().err
+    seed = record["seed"]
     assert f"1 of 12 replications failed in this run (1 crashed); seeds: {seed} (crashed, replication 4" in err
     assert f"schedsweep show {store} --failures" in err
+    assert "faults: 100%" in err and "12/12" in err and "cells 2/2" in err  # the bar, done, with its ETA field
+    assert "<00:00" in err
 
 
-def test_segfault_on_a_local_cluster_from_a_script_without_main_guard(write_spec, tmp_path):
-    spec, seed = _spec(write_spec, reps=6, fault="segfault", cell=1, rep=1)
-    store = tmp_path / "segv.zarr"
+def test_faults_in_pilot_and_batches_on_a_local_cluster_from_a_script_without_main_guard(write_spec, tmp_path):
+    # Without --batch-size the pilot runs replication 0 of each cell alone first: in cell 0
+    # it hangs, so that cell's other replications go to batches, where replication 3
+    # segfaults. Cell 1's replication 4 exits, in a pilot part or a batch.
+    faults = {"hang": (0, 0), "segv": (0, 3), "exit": (1, 4)}
+    spec = _spec(write_spec, reps=6, faults=faults)
+    store = tmp_path / "cluster.zarr"
     script = tmp_path / "sweep.py"
     # No `if __name__ == "__main__":`: spawned workers that re-ran this file would start
     # the sweep again (and print "ran" again) or fail to start.
     script.write_text(textwrap.dedent(f"""\
         import pipeline
-        path = pipeline.run({str(spec)!r}, {str(store)!r}, workers=2, batch_size=3, progress=False)
+        path = pipeline.run({str(spec)!r}, {str(store)!r}, workers=2, progress=False)
         print("ran", path)
     """))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=150)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"ran {store}"]
-    record = _check_store(store, (1, 1), "crashed")
-    assert "SIGSEGV" in record["traceback"]
+    records = _check_store(store, faults)
+    assert "its batch" not in records["hang"]["traceback"]  # timed out alone, in the pilot
+    assert "SIGSEGV" in records["segv"]["traceback"] and "exit code 3" in records["exit"]["traceback"]
 
 
 def test_run_in_which_every_replication_failed_exits_non_zero(write_spec, tmp_path, capsys):
