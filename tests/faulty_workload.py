@@ -1,6 +1,8 @@
 """A test workload: mm1, except that the replication whose seed has ``hang_key`` as its
 low 31 bits hangs, the one with ``exit_key`` calls ``os._exit(3)`` and the one with
-``segv_key`` segfaults (-1: none).
+``segv_key`` segfaults (-1: none). The one with ``kill_parent_key`` SIGKILLs the process
+that started it (a Dask worker: as when a node fails) the first time, when the file
+``marker`` does not exist yet; never use it with ``--workers 0``.
 
 Used by tests/test_faults.py as ``workload = "tests.faulty_workload"``. The hang blocks
 SIGINT and SIGTERM and sleeps, so only a SIGKILL ends it (like a numba kernel that holds
@@ -21,7 +23,8 @@ KEY_BITS = 2 ** 31
 
 FAULTS = ("hang", "exit", "segv")
 PARAMS = mm1.PARAMS + tuple(Param(f"{fault}_key", "int", -1, f"seed % 2**31 of the replication that does {fault}",
-                                  low=-1) for fault in FAULTS)
+                                  low=-1) for fault in FAULTS + ("kill_parent",)) + (
+    Param("marker", "str", "", "file created when the parent has been killed once"),)
 METRICS = mm1.METRICS
 REASONS = mm1.REASONS
 
@@ -36,6 +39,10 @@ def run_batch(params, seeds):
     for fault in FAULTS:
         if params[f"{fault}_key"] in keys:
             _misbehave(fault)
+    if params["kill_parent_key"] in keys and params["marker"] and not os.path.exists(params["marker"]):
+        open(params["marker"], "w").close()
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)  # until this process follows its parent (pipeline.child: PR_SET_PDEATHSIG)
     return mm1.run_batch({k: params[k] for k in ("arrival_rate", "service_rate", "customers", "warmup")},
                          np.asarray(seeds))
 

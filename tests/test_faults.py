@@ -55,10 +55,11 @@ def _compiled_mm1():
 KIND = {"hang": "timeout", "exit": "crashed", "segv": "crashed"}
 
 
-def _spec(write_spec, reps: int, faults: dict[str, tuple[int, int]], name: str = "faulty.toml") -> Path:
+def _spec(write_spec, reps: int, faults: dict[str, tuple[int, int]], name: str = "faulty.toml",
+          extra: str = "") -> Path:
     """A spec in which replication ``rep`` of cell ``cell`` does ``fault``, for each item of ``faults``."""
     lines = [f"{fault}_key = {faulty_workload.key(seeding.replication_seed(ROOT, rep, (cell,)))}"
-             for fault, (cell, rep) in faults.items()]
+             for fault, (cell, rep) in faults.items()] + [extra]
     text = SPEC.format(workload="tests.faulty_workload", reps=reps, extra="\n".join(lines), timeout=TIMEOUT)
     return write_spec(text, name)
 
@@ -119,9 +120,11 @@ def test_exit_in_process_is_narrowed_and_summarised_and_the_client_survives(writ
 def test_faults_in_pilot_and_batches_on_a_local_cluster_from_a_script_without_main_guard(write_spec, tmp_path):
     # Without --batch-size the pilot runs replication 0 of each cell alone first: in cell 0
     # it hangs, so that cell's other replications go to batches, where replication 3
-    # segfaults. Cell 1's replication 4 exits, in a pilot part or a batch.
+    # segfaults. Cell 1's replication 4 exits, in a pilot part or a batch; its replication
+    # 1 kills the worker process once (a node failure), after the cluster has started.
     faults = {"hang": (0, 0), "segv": (0, 3), "exit": (1, 4)}
-    spec = _spec(write_spec, reps=6, faults=faults)
+    marker = tmp_path / "worker-killed"
+    spec = _spec(write_spec, reps=6, faults={**faults, "kill_parent": (1, 1)}, extra=f'marker = "{marker}"')
     store = tmp_path / "cluster.zarr"
     script = tmp_path / "sweep.py"
     # No `if __name__ == "__main__":`: spawned workers that re-ran this file would start
@@ -135,7 +138,8 @@ def test_faults_in_pilot_and_batches_on_a_local_cluster_from_a_script_without_ma
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=150)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"ran {store}"]
-    records = _check_store(store, faults)
+    assert marker.exists(), "no worker was killed: that part tested nothing"
+    records = _check_store(store, faults)  # the killed worker's replications were rerun elsewhere, none lost
     assert "its batch" not in records["hang"]["traceback"]  # timed out alone, in the pilot
     assert "SIGSEGV" in records["segv"]["traceback"] and "exit code 3" in records["exit"]["traceback"]
 
