@@ -319,7 +319,9 @@ def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any
 
     ``security``: the TLS settings when ``options.tls`` (:func:`temporary_security`)."""
     worker_args = lifetime_args(options.walltime) if options.retire_before_walltime else []
-    worker_args = worker_args + ["--no-dashboard"]  # a worker's dashboard would listen on every interface
+    # a worker's dashboard (and the HTTP server it keeps for /health even without one) would
+    # listen on every interface of the compute node
+    worker_args = worker_args + ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
     prologue = [f"export {name}=1" for name in SINGLE_THREAD_EXPORTS] + list(options.job_script_prologue)
     kwargs: dict[str, Any] = dict(
         cores=options.cores_per_job, processes=options.cores_per_job, memory=options.job_memory(),

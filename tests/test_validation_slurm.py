@@ -52,7 +52,7 @@ def test_default_cluster_binds_nothing_to_all_interfaces_and_uses_tls(built, tmp
     assert stat.S_IMODE((folder / "key.pem").stat().st_mode) == 0o600
     script = cluster.job_script()
     for arg in ("--protocol tls://", f"--tls-ca-file {folder}/cert.pem", f"--tls-key {folder}/key.pem",
-                "--no-dashboard", cluster.scheduler_address):
+                "--no-dashboard", "--dashboard-address 127.0.0.1:0", cluster.scheduler_address):
         assert arg in script, arg
     cluster.close()
     assert not folder.exists()                                # removed with the scheduler
