@@ -46,6 +46,10 @@ class ChildError(RuntimeError):
     """The called function raised in the child; the message is the child's traceback."""
 
 
+class _Gone(Exception):
+    """The child had ended before the call (stopped by close_all, or killed while idle)."""
+
+
 def describe_exit(returncode: int | None) -> str:
     """'exit code 3' or 'killed by SIGSEGV' for a ``Popen.returncode``."""
     import signal
@@ -64,6 +68,7 @@ class _Child:
     """One child process and the two pipes to it."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         # os.pipe() descriptors are not inheritable: only this child gets the two passed here,
@@ -87,6 +92,12 @@ class _Child:
                              f"({describe_exit(self.proc.returncode)}; {exc or type(exc).__name__})") from None
 
     def call(self, fn: Callable, args: tuple, timeout: float) -> Any:
+        with self.lock:  # close_all stops only a child that is not in a call
+            if self.proc.poll() is not None:
+                raise _Gone
+            return self._call(fn, args, timeout)
+
+    def _call(self, fn: Callable, args: tuple, timeout: float) -> Any:
         try:
             self.outbox.send((fn.__module__, fn.__qualname__, args))
             if not self.inbox.poll(timeout):
@@ -99,9 +110,6 @@ class _Child:
         if status == "error":
             raise ChildError(value)
         return value
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -127,37 +135,46 @@ def call(fn: Callable, *args: Any, timeout: float) -> Any:
     (``fn`` raised; the message is its traceback). After a timeout or a death the next call
     starts a new child.
     """
-    child = getattr(_local, "child", None)
-    if child is None or not child.alive():
-        if child is not None:
+    for _ in range(2):
+        child = getattr(_local, "child", None)
+        if child is None:
+            child = _local.child = _Child()
+            with _all_lock:
+                _all.add(child)
+        try:
+            return child.call(fn, args, timeout)
+        except _Gone:  # not this call's doing: start another child and call again
             _forget(child)
-        child = _Child()
-        _local.child = child
-        with _all_lock:
-            _all.add(child)
-    try:
-        return child.call(fn, args, timeout)
-    except (ChildTimeout, ChildDied):
-        _forget(child)
-        _local.child = None
-        raise
+        except (ChildTimeout, ChildDied):
+            _forget(child)
+            raise
+    raise ChildError("the replication process ended twice before it was called")
 
 
 def _forget(child: _Child) -> None:
     child.kill()
     with _all_lock:
         _all.discard(child)
+    if getattr(_local, "child", None) is child:
+        _local.child = None
 
 
 def close_all() -> None:
-    """Stop every child of this process (end of a run; on Dask workers through ``client.run``)."""
+    """Stop every idle child of this process (end of a run; on Dask workers through ``client.run``).
+
+    A child in the middle of a call belongs to a task still running (another run sharing
+    the cluster) and is left alone; a stopped child is replaced on its thread's next call.
+    """
     with _all_lock:
         children = list(_all)
-        _all.clear()
     for child in children:
-        child.kill()
-    if getattr(_local, "child", None) is not None:
-        _local.child = None
+        if child.lock.acquire(blocking=False):
+            try:
+                child.kill()
+            finally:
+                child.lock.release()
+            with _all_lock:
+                _all.discard(child)
 
 
 # -- the child's side --------------------------------------------------------------------------
