@@ -5,6 +5,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from typing import Any
 
@@ -33,6 +34,20 @@ def _int_in(low: int, high: int = INT64_MAX, what: str = "an integer"):
         return value
     parse.__name__ = "integer"
     return parse
+
+
+def _address(text: str) -> str:
+    """An argparse type: a Dask address, ``[protocol://]host:port``."""
+    if not re.fullmatch(r"(?:[a-z]+://)?[^\s/:]+(?::\d{1,5})?|(?:[a-z]+://)?\[[0-9a-fA-F:.]+\](?::\d{1,5})?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scheduler address like tls://host:8786")
+    return text
+
+
+def _existing_file(text: str) -> str:
+    """An argparse type: a path to an existing, readable file."""
+    if not os.path.isfile(text) or not os.access(text, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a readable file")
+    return text
 
 
 def _float_in(low: float, high: float, low_open: bool = True, high_open: bool = False):
@@ -146,9 +161,11 @@ def _table(args: argparse.Namespace) -> int:
 def _workloads(args: argparse.Namespace) -> int:
     import workloads
 
+    from .spec import load_workload
+
     names = [args.name] if args.name else workloads.names()
     for name in names:
-        module = workloads.get(name)
+        module = load_workload("schedsweep workloads", name)
         doc = (module.__doc__ or "").strip().splitlines()
         print(f"{name}: {doc[0] if doc else ''}")
         print("  parameters:")
@@ -195,8 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml")
     run.add_argument("--store", help="store path (default results/<name>.zarr)")
     run.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core; 0 = in this process)")
-    run.add_argument("--scheduler", help="address of a running Dask scheduler")
-    run.add_argument("--scheduler-file", help="Dask scheduler file (the sbatch route)")
+    run.add_argument("--scheduler", type=_address, help="address of a running Dask scheduler, e.g. tls://host:8786")
+    run.add_argument("--scheduler-file", type=_existing_file, help="Dask scheduler file (the sbatch route)")
     run.add_argument("--cluster", choices=("local", "slurm"), default="local")
     run.add_argument("--batch-size", type=_int_in(1, 10_000_000), help="replications per task (skips the pilot)")
     run.add_argument("--batch-seconds", type=_float_in(0, 86_400), help="target wall time of one task (default 2)")

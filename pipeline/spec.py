@@ -133,7 +133,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
         if key not in TOP_KEYS:
             raise SpecError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(TOP_KEYS)}")
     wl_name = _required(doc, "workload", str, where)
-    module = _workload(where, wl_name)
+    module = load_workload(where, wl_name)
     declared = params_by_name(module.PARAMS)
     replications = _required(doc, "replications", int, where)
     if replications < 1:
@@ -208,7 +208,7 @@ def _show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 5] + "…" + text[-4:]
 
 
-def _workload(where: str, wl_name: str) -> ModuleType:
+def load_workload(where: str, wl_name: str) -> ModuleType:
     """The workload module, or a SpecError saying why there is none (import error included)."""
     try:
         return workloads.get(wl_name)
@@ -276,7 +276,11 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     if problem:
         raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
-        resolved = (base_dir / checked).resolve()
+        try:
+            resolved = (base_dir / checked).resolve()
+            resolved.exists()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long
+            raise SpecError(f"{where}: {label} = {_show(value)}: not a usable path ({_one_line(exc)})") from None
         if not resolved.exists():
             raise SpecError(f"{where}: {label} = {value!r}: no such file ({resolved})")
         if not resolved.is_file():

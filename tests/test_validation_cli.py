@@ -65,6 +65,10 @@ BAD_OPTIONS = [
     (["plot", "X", "--metric", "m", "--x", "d", "--level", "95"], "--level"),
     (["report", "X", "--level", "-0.5"], "--level"),
     (["jobs", "--pilot-seconds", "-1"], "--pilot-seconds"),
+    (["run", "S", "--scheduler", "not an address"], "--scheduler"),
+    (["run", "S", "--scheduler-file", "/no/such/scheduler.json"], "--scheduler-file"),
+    (["workloads", "nolab_pkg.model"], "could not be imported: ModuleNotFoundError: No module named 'nolab_pkg'"),
+    (["workloads", "nosuch"], "not a known workload"),
     (["run"], "spec"),
     (["frobnicate"], "frobnicate"),
 ]

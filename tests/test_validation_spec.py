@@ -150,6 +150,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "grid weibull": (of("desktop_grid", "weibull_scale_min = 1e7"), ["weibull_scale_max", "weibull_scale_min"]),
     "cluster swf no trace": (of("cluster", 'source = "swf"'), ["source = 'swf'", "trace"]),
     "cluster trace dir": (of("cluster", 'source = "swf"\ntrace = "."'), ["trace", "not a file"]),
+    "cluster trace NUL": (of("cluster", 'source = "swf"\ntrace = "a\\u0000b.swf"'), ["trace", "not a usable path"]),
     "cluster trace missing": (of("cluster", 'source = "swf"\ntrace = "none.swf"'), ["trace", "no such file"]),
     "cluster mem": (of("cluster", "mem_low = 3000000.0"), ["mem_low (3000000.0)", "mem_high"]),
     "cluster bandwidth nan": (of("cluster", "bandwidth = nan"), ["bandwidth", "nan"]),
