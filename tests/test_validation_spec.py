@@ -3,10 +3,13 @@ the CLI before anything runs: exit 2, exactly one line on stderr naming the file
 parameter pair) and the value or reason, no traceback, no store."""
 from __future__ import annotations
 
+import json
+import math
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pipeline import cli, spec as spec_mod
 
@@ -108,6 +111,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "run zero": (MM1 + "[run]\nbatch_seconds = 0\n", ["[run] batch_seconds", "> 0"]),
     "run batch_size 0": (MM1 + "[run]\nbatch_size = 0\n", ["[run] batch_size", "[1, 10000000]"]),
     "run batch_size huge": (MM1 + f"[run]\nbatch_size = {BIG}\n", ["[run] batch_size", "[1, 10000000]"]),
+    "run task_timeout inf": (MM1 + "[run]\ntask_timeout = inf\n", ["[run] task_timeout", "finite"]),
     "run batch_size float": (MM1 + "[run]\nbatch_size = 1.5\n", ["[run] batch_size", "integer"]),
     # TOML and files
     "not toml": ("this is { not toml", ["not valid TOML"]),
@@ -225,3 +229,61 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "w.toml"
     path.write_text(text)
     return path
+
+
+# --- random mutations: whatever a value is replaced with, a spec loads or is refused in one line
+
+JUNK = st.one_of(
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), 2 ** 63, -(2 ** 63) - 1, 10 ** 30, 0, -1, True,
+                     "", "x/y", "nan", [], [float("nan")], {}, {"a": 1}, 1e308, 5e-324]),
+    st.integers(), st.floats(), st.text(max_size=5), st.lists(st.integers(-3, 3), max_size=3))
+PLACES = [("", "replications"), ("", "seed"), ("", "name"), ("", "workload"), ("", "independent"),
+          ("params", "customers"), ("params", "warmup"), ("params", "service_rate"), ("params", "nokey"),
+          ("sweep", "arrival_rate"), ("sweep", "customers"), ("run", "batch_seconds"), ("run", "batch_size"),
+          ("run", "task_timeout")]
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if v != v else ("inf" if v == float("inf") else "-inf" if v == -float("inf") else repr(v))
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
+
+
+def _toml(doc: dict) -> str:
+    top = [f"{k} = {_toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    tables = [f"[{k}]\n" + "\n".join(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())
+              for k, v in doc.items() if isinstance(v, dict)]
+    return "\n".join(top) + "\n" + "\n".join(tables) + "\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(place=st.sampled_from(PLACES), value=JUNK)
+def test_random_mutations_load_or_one_line(place, value, tmp_path):
+    doc = {"name": "t", "workload": "mm1", "replications": 4, "seed": 1,
+           "params": {"customers": 2000, "warmup": 100}, "sweep": {"arrival_rate": [0.3, 0.5]}, "run": {}}
+    table, key = place
+    (doc[table] if table else doc)[key] = value
+    path = tmp_path / "m.toml"
+    path.write_text(_toml(doc))
+    try:
+        spec = spec_mod.load(path)
+    except spec_mod.SpecError as exc:
+        message = str(exc)
+        assert "\n" not in message and message.startswith(str(path)) and len(message) < 600, message
+        return
+    # accepted: then every number that reached a cell is finite and within int64
+    for _, params in spec.cells():
+        for v in params.values():
+            if isinstance(v, float):
+                assert math.isfinite(v)
+            if isinstance(v, int):
+                assert -(2 ** 63) <= v < 2 ** 63
+    assert 1 <= spec.replications <= spec_mod.MAX_REPLICATIONS
