@@ -276,6 +276,13 @@ class _Runner:
             self._cells_left[batch.cell] = self._cells_left.get(batch.cell, 0) + batch.stop - batch.start
         self._n_cells = len(self._cells_left)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        if self.plan:
+            limits = sorted({round(self.timeout_for(b)) for b in self.plan})
+            how = ("task_timeout" if self.task_timeout else
+                   f"{TIMEOUT_FACTOR:g}x a task's pilot estimate, at least {MIN_TASK_TIMEOUT:g} s"
+                   if getattr(self, "seconds_per_rep", None) is not None else "no pilot estimate")
+            span = f"{limits[0]} s" if len(limits) == 1 else f"{limits[0]}-{limits[-1]} s"
+            say(f"task time limit {span} ({how}); a task past it is killed and its replications rerun alone")
         for batch in self.plan:
             self.submit(batch)
         for future in self.executor.completed():
