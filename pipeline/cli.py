@@ -308,6 +308,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"schedsweep: error: no workload {exc.args[0]!r}; available: {', '.join(workloads.names())}",
               file=sys.stderr)
         return EXIT_USAGE
+    except ValueError as exc:  # a Slurm option found wrong only when the cluster starts (no TLS tool)
+        slurm = sys.modules.get("pipeline.slurm")  # only raised once that module is loaded
+        if slurm is None or not isinstance(exc, slurm.SlurmOptionError):
+            raise
+        print(f"schedsweep: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("schedsweep: interrupted; run the same command again to resume", file=sys.stderr)
         return 130

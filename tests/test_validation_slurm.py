@@ -90,3 +90,19 @@ def test_security_profile_entries_are_checked(tmp_path, text, key):
 def test_example_profile_documents_what_is_exposed():
     text = open(os.path.join(os.path.dirname(S.__file__), "..", "slurm", "example-site.yaml")).read()
     assert "ssh -L 8787:127.0.0.1:8787" in text and "tls:" in text
+
+
+def test_no_way_to_make_a_certificate_is_one_line_before_any_job(tmp_path, monkeypatch, capsys):
+    """Without `cryptography` and `openssl`, --cluster slurm stops in one line (exit 2), never
+    falling back to plain TCP on its own, and no store is made."""
+    from pipeline import cli
+
+    monkeypatch.setattr(S.shutil, "which", lambda name: None)
+    monkeypatch.setitem(__import__("sys").modules, "cryptography", None)  # import fails
+    monkeypatch.setenv("HOME", str(tmp_path))
+    spec = tmp_path / "s.toml"
+    spec.write_text('workload = "mm1"\nreplications = 2\nseed = 1\n')
+    code = cli.main(["run", str(spec), "--cluster", "slurm", "--store", str(tmp_path / "s.zarr"), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "tls" in err and "openssl" in err, err
+    assert not (tmp_path / "s.zarr").exists()
