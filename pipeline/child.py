@@ -24,6 +24,10 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 START_TIMEOUT = 300.0  # seconds for a child to import numpy and say it is ready (a loaded node can be slow)
+# A child with nothing to do for this long exits: workers of a cluster that outlives the run
+# (--scheduler) keep no idle child, while back-to-back runs and tasks find theirs warm.
+IDLE_EXIT = 600.0
+IDLE_EXIT_CODE = 75  # how a child that left for idleness exits (not a replication's doing)
 
 
 class ChildTimeout(Exception):
@@ -105,7 +109,13 @@ class _Child:
                 raise ChildTimeout(timeout)
             status, value = self.inbox.recv()
         except (EOFError, OSError):
+            try:
+                self.proc.wait(timeout=5)  # its exit status says why it ended
+            except subprocess.TimeoutExpired:
+                pass
             self.kill()
+            if self.proc.returncode == IDLE_EXIT_CODE:  # it left for idleness as this call arrived
+                raise _Gone from None
             raise ChildDied(self.proc.returncode) from None
         if status == "error":
             raise ChildError(value)
@@ -209,12 +219,14 @@ def _serve(inbox: Connection, outbox: Connection) -> None:
     sys.path[:] = inbox.recv()
     while True:
         try:
+            if not inbox.poll(IDLE_EXIT):
+                os._exit(IDLE_EXIT_CODE)  # a call racing this exit sees the code and starts another child
             module, name, args = inbox.recv()
         except EOFError:  # the parent closed the pipe or is gone
             return
         try:
             answer = ("ok", getattr(importlib.import_module(module), name)(*args))
-        except Exception:  # noqa: BLE001 - handed to the parent as text
+        except (Exception, SystemExit):  # noqa: BLE001 - handed to the parent as text; sys.exit is an error too
             answer = ("error", traceback.format_exc())
         outbox.send(answer)
 

@@ -1,6 +1,6 @@
 """Where tasks run: in this process (``workers=0``), a LocalCluster, a scheduler address or
 scheduler file, or Slurm through dask-jobqueue. Each is a context manager yielding an
-object with ``submit``, ``completed``, ``n_workers`` and ``close_children``.
+object with ``submit``, ``completed`` and ``n_workers``.
 
 Wherever a task runs, its replications run in a child process of it (``pipeline.child``),
 so ``workers=0`` keeps the client safe from a replication that crashes or hangs.
@@ -110,15 +110,6 @@ class DaskExecutor:
         exc, tb = future.exception(), future.traceback()
         return "".join(traceback.format_exception(type(exc), exc, tb))
 
-    def close_children(self) -> None:
-        """Stop the workers' replication processes (workers of a running cluster stay up)."""
-        from .child import close_all
-
-        try:
-            self.client.run(close_all)
-        except Exception:  # noqa: BLE001 - best effort: a child also ends with its worker
-            pass
-
 
 @contextlib.contextmanager
 def open_executor(workers: int | None = None, scheduler: str | None = None,
@@ -137,12 +128,10 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
     os.environ.update(_SINGLE_THREAD_ENV)
     if scheduler or scheduler_file:
         client = Client(scheduler, scheduler_file=scheduler_file) if scheduler_file else Client(scheduler)
-        executor = DaskExecutor(client)
         try:
-            yield executor
+            yield DaskExecutor(client)
         finally:
-            executor.close_children()  # the workers stay up; their replication processes need not
-            client.close()
+            client.close()  # the workers' replication processes stay for the next run, or exit when idle
         return
     with contextlib.ExitStack() as stack:
         if cluster == "slurm":
