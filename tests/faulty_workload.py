@@ -1,6 +1,6 @@
 """A test workload: mm1, except that the replication whose seed has ``hang_key`` as its
 low 31 bits hangs, the one with ``exit_key`` calls ``os._exit(3)`` and the one with
-``segv_key`` segfaults (-1: none). The one with ``kill_parent_key`` SIGKILLs the process
+``segv_key`` segfaults (-1: none); with ``hang_all`` every replication hangs. The one with ``kill_parent_key`` SIGKILLs the process
 that started it (a Dask worker: as when a node fails) the first time, when the file
 ``marker`` does not exist yet; never use it with ``--workers 0``.
 
@@ -24,7 +24,8 @@ KEY_BITS = 2 ** 31
 FAULTS = ("hang", "exit", "segv")
 PARAMS = mm1.PARAMS + tuple(Param(f"{fault}_key", "int", -1, f"seed % 2**31 of the replication that does {fault}",
                                   low=-1) for fault in FAULTS + ("kill_parent",)) + (
-    Param("marker", "str", "", "file created when the parent has been killed once"),)
+    Param("marker", "str", "", "file created when the parent has been killed once"),
+    Param("hang_all", "bool", False, "every replication hangs"))
 METRICS = mm1.METRICS
 REASONS = mm1.REASONS
 
@@ -35,6 +36,8 @@ def key(seed: int) -> int:
 
 
 def run_batch(params, seeds):
+    if params["hang_all"]:
+        _misbehave("hang")
     keys = {key(s) for s in seeds}
     for fault in FAULTS:
         if params[f"{fault}_key"] in keys:

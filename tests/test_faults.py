@@ -25,7 +25,7 @@ from workloads import mm1
 
 pytestmark = pytest.mark.timeout(180)  # a broken time limit fails the test instead of hanging the suite
 
-TIMEOUT = 2.0  # seconds; the timed call runs ~1 ms of mm1 after the child has imported it
+TIMEOUT = 1.5  # seconds; the timed call runs ~1 ms of mm1 after the child has imported it
 ROOT = 5
 RATES = (0.5, 0.7)
 MM1 = {"service_rate": 1.0, "customers": 200, "warmup": 20}
@@ -144,14 +144,21 @@ def test_faults_in_pilot_and_batches_on_a_local_cluster_from_a_script_without_ma
     assert "SIGSEGV" in records["segv"]["traceback"] and "exit code 3" in records["exit"]["traceback"]
 
 
-def test_run_in_which_every_replication_failed_exits_non_zero(write_spec, tmp_path, capsys):
-    spec = write_spec(SPEC.format(workload="tests.flaky_workload", reps=3, extra="fail_every = 1", timeout=60),
-                      "flaky.toml")
-    store = tmp_path / "all-failed.zarr"
-    code = cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "2",
+def test_cell_that_always_hangs_costs_four_limits_per_batch_and_exits_non_zero(write_spec, tmp_path, capsys):
+    # Every call hangs, so no legitimate work races the very small limit.
+    limit = 0.3
+    text = SPEC.format(workload="tests.faulty_workload", reps=5, extra="hang_all = true", timeout=limit)
+    spec = write_spec(text.replace("arrival_rate = [0.5, 0.7]", "arrival_rate = [0.5]"), "all-hang.toml")
+    store = tmp_path / "all-hang.zarr"
+    code = cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "5",
                      "--no-progress"])
     err = capsys.readouterr().err
     assert code == cli.EXIT_ALL_FAILED != 0
-    assert "6 of 6 replications failed in this run (6 error)" in err
-    assert f"every replication of this run failed (6); see: schedsweep show {store} --failures" in err
+    assert "5 of 5 replications failed in this run (5 timeout)" in err
+    assert f"every replication of this run failed (5); see: schedsweep show {store} --failures" in err
     assert (pipeline.open_store(store)["status"].values == store_mod.FAILED).all()
+    texts = {f["replication"]: f["traceback"] for f in _failures(store)}
+    assert sorted(texts) == list(range(5)) and all(f["kind"] == "timeout" for f in _failures(store))
+    # The batch, then replications 0-2 alone, timed out; 3 and 4 were not waited for.
+    assert all(f"within {limit:g} s" in texts[r] for r in range(3))
+    assert all(texts[r].startswith("not run alone: the 3 replications before it") for r in (3, 4))
