@@ -106,7 +106,9 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
         return long.to_csv(index=False)
     if fmt == "json":
         return json.dumps(json.loads(long.to_json(orient="records")), indent=1)
-    expected = result.attrs.get("replications")
+    # [n=K] in the text table; markdown stays cell for cell what the HTML report shows (which
+    # has its own n column), csv and json carry n as a column
+    expected = result.attrs.get("replications") if fmt == "text" else None
     tables = [wide_frame(part, by, expected) for part in _same_dims(long)]
     if fmt == "markdown":
         return "\n\n".join(_markdown(t) for t in tables)
