@@ -252,6 +252,18 @@ class SweepSLURMCluster(SLURMCluster):
         if ended:
             await self._correct_state()
 
+    @property
+    def dashboard_link(self) -> str:
+        """The dashboard as it listens: a loopback dashboard gets a 127.0.0.1 link (distributed
+        would print the scheduler's address, where nothing answers); reach it by an ssh tunnel."""
+        link = super().dashboard_link
+        address = str(getattr(self, "schedsweep_options", SlurmOptions()).dashboard_address)
+        if link and address.rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
+            from distributed.utils import format_dashboard_link
+
+            return format_dashboard_link("127.0.0.1", self.scheduler_info["services"]["dashboard"])
+        return link
+
     async def _close(self) -> None:
         try:
             await super()._close()
@@ -379,6 +391,7 @@ def build_cluster(options: SlurmOptions) -> SweepSLURMCluster:
         cluster._schedsweep_tls_folder = folder
         weakref.finalize(cluster, shutil.rmtree, folder, True)
     cluster._schedsweep_log_directory = kwargs["log_directory"]
+    cluster.schedsweep_options = options
     return cluster
 
 

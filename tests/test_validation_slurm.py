@@ -46,6 +46,7 @@ def test_default_cluster_binds_nothing_to_all_interfaces_and_uses_tls(built, tmp
     assert cluster.scheduler_address.startswith("tls://")
     dashboard_port = cluster.scheduler.http_server.port
     assert ("127.0.0.1", dashboard_port) in opened          # dashboard on loopback only
+    assert cluster.dashboard_link == f"http://127.0.0.1:{dashboard_port}/status"  # the link says so
     # the certificate and key live in a private folder, the key readable by this user only
     (folder,) = (tmp_path / "tls").iterdir()
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
