@@ -73,6 +73,7 @@ class _Child:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.stamp = setting()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         # os.pipe() descriptors are not inheritable: only this child gets the two passed here,
@@ -99,7 +100,15 @@ class _Child:
         with self.lock:  # close_all stops only a child that is not in a call
             if self.proc.poll() is not None:
                 raise _Gone
-            return self._call(fn, args, timeout)
+            try:
+                return self._call(fn, args, timeout)
+            except ChildError:  # the answer was read: still in step
+                raise
+            except BaseException:
+                # Interrupted (Ctrl-C) or failed mid-call: an answer may still come, and the
+                # next call would read it as its own, so this child is not used again.
+                self.kill()
+                raise
 
     def _call(self, fn: Callable, args: tuple, timeout: float) -> Any:
         try:
@@ -169,6 +178,36 @@ def _forget(child: _Child) -> None:
         _local.child = None
 
 
+_VOLATILE = {"PYTEST_CURRENT_TEST"}  # changes with every test; no model reads it
+
+
+def setting() -> tuple:
+    """What a child inherits from this process at its start: environment, folder, import path,
+    and the modification times of the loaded modules outside the Python installation (our
+    pipeline and workloads, a user's model). A child started under another setting runs
+    code or settings that are no longer this process's."""
+    outside = (sys.prefix, sys.base_prefix, sys.exec_prefix)
+    files = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and not path.startswith(outside):
+            try:
+                files.append((path, os.stat(path).st_mtime_ns))
+            except OSError:
+                pass
+    environ = {k: v for k, v in os.environ.items() if k not in _VOLATILE}
+    return (tuple(sorted(environ.items())), os.getcwd(), tuple(sys.path), frozenset(files))
+
+
+def drop_stale() -> None:
+    """Stop the idle children started under another :func:`setting` (start of a run: the
+    children of the last run are kept warm unless code, environment or folder changed)."""
+    now = setting()
+    with _all_lock:
+        children = [child for child in _all if child.stamp != now]
+    _stop_idle(children)
+
+
 def close_all() -> None:
     """Stop every idle child of this process (end of a run; on Dask workers through ``client.run``).
 
@@ -177,6 +216,10 @@ def close_all() -> None:
     """
     with _all_lock:
         children = list(_all)
+    _stop_idle(children)
+
+
+def _stop_idle(children: list[_Child]) -> None:
     for child in children:
         if child.lock.acquire(blocking=False):
             try:

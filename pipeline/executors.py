@@ -73,11 +73,19 @@ class SerialExecutor:
     def error_text(future: _Done) -> str:
         return future.tb or repr(future.error)
 
-    @staticmethod
-    def close_children() -> None:
-        from .child import close_all
+    def __enter__(self) -> "SerialExecutor":
+        # The child process of the last run in this process is kept (its imports and loaded
+        # kernels warm; it exits after 10 min idle or with this process) unless stale.
+        from .child import drop_stale
 
-        close_all()
+        drop_stale()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if exc[0] is not None:  # interrupted: the child may be in the middle of a batch
+            from .child import close_all
+
+            close_all()
 
 
 class DaskExecutor:
@@ -117,11 +125,8 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
                   slurm_options: dict[str, Any] | None = None) -> Iterator[Any]:
     """Yield an executor for the chosen backend and close what was started here."""
     if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
-        serial = SerialExecutor()
-        try:
+        with SerialExecutor() as serial:
             yield serial
-        finally:
-            serial.close_children()
         return
     from distributed import Client
 
@@ -129,9 +134,12 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
     if scheduler or scheduler_file:
         client = Client(scheduler, scheduler_file=scheduler_file) if scheduler_file else Client(scheduler)
         try:
+            from .child import drop_stale
+
+            client.run(drop_stale)  # the workers outlive runs, and so do their replication processes
             yield DaskExecutor(client)
         finally:
-            client.close()  # the workers' replication processes stay for the next run, or exit when idle
+            client.close()
         return
     with contextlib.ExitStack() as stack:
         if cluster == "slurm":
