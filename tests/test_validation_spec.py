@@ -158,6 +158,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "cluster trace missing": (of("cluster", 'source = "swf"\ntrace = "none.swf"'), ["trace", "no such file"]),
     "cluster mem": (of("cluster", "mem_low = 3000000.0"), ["mem_low (3000000.0)", "mem_high"]),
     "cluster bandwidth nan": (of("cluster", "bandwidth = nan"), ["bandwidth", "nan"]),
+    "cluster mbs sizes": (of("cluster", 'network = "packet"\nlayout = "torus:6x6"\nnodes = 36\ncores = 1\n'
+                                   'queue = "easy"\nallocation = "mbs"'), ["mbs", "power-of-two", "[6, 6]"]),
+    "cluster paging sizes": (of("cluster", 'network = "packet"\nlayout = "torus:6x6"\nnodes = 36\ncores = 1\n'
+                                      'queue = "easy"\nallocation = "paging"', "page_side = [3, 4]"),
+                             ["at page_side=4", "page_side (4)", "[6, 6]"]),
     "cluster topo alloc": (of("cluster", 'allocation = "mbs"'), ["allocation 'mbs'", "network = 'packet'"]),
 }
 

@@ -115,7 +115,24 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
                           f"topology's nodes), not {params['source']!r}")
         from . import netsched          # the engine imports this package: import it only when needed
         errors += netsched.check_network(params)
+        if not errors and params["allocation"] in ("paging", "mbs"):
+            errors += _check_torus_sizes(params)
     return errors
+
+
+def _check_torus_sizes(p: Mapping[str, Any]) -> list[str]:
+    """The size rules paging and mbs would otherwise raise in every replication."""
+    from . import netsched, topo_allocation
+
+    try:
+        dims = list(topo_allocation._dims(netsched._topology(p)))
+    except (ValueError, TypeError, KeyError) as exc:
+        return [f"allocation {p['allocation']!r}: {' '.join(str(exc).split())}"]
+    if p["allocation"] == "paging" and any(k % p["page_side"] for k in dims):
+        return [f"page_side ({p['page_side']}) must divide every torus size {dims} (allocation = 'paging')"]
+    if p["allocation"] == "mbs" and any(k & (k - 1) for k in dims):
+        return [f"allocation = 'mbs' needs power-of-two torus sizes, got {dims}"]
+    return []
 
 
 def _check_trace(path: str, max_procs: int) -> list[str]:
