@@ -7,8 +7,10 @@ child process: :func:`call` waits at most ``timeout`` seconds for the answer and
 child (SIGKILL) if it is late; a child that dies is noticed by the closed pipe.
 
 One child per thread of the parent (a Dask worker has one task thread), started on first
-use and kept for later calls, so imports and loaded numba kernels stay warm; it is replaced
-after a timeout or a death. The child is ``python -m pipeline.child``, a fresh interpreter:
+use and kept for later calls and later runs, so imports and loaded numba kernels stay warm;
+it is replaced after a timeout or a death, when the parent's setting changed (code,
+environment, folder: :func:`drop_stale` at the start of a run), and it exits by itself
+after ``IDLE_EXIT`` seconds without work. The child is ``python -m pipeline.child``, a fresh interpreter:
 it never imports the parent's ``__main__`` (a user's script without an
 ``if __name__ == "__main__":`` guard is safe) and on Linux it dies with the thread that
 started it (``PR_SET_PDEATHSIG``), so an interrupted run leaves no spinning orphans.
@@ -201,18 +203,19 @@ def setting() -> tuple:
 
 def drop_stale() -> None:
     """Stop the idle children started under another :func:`setting` (start of a run: the
-    children of the last run are kept warm unless code, environment or folder changed)."""
+    children of the last run are kept warm unless code, environment or folder changed),
+    and let go of ended ones (their thread ended, or they left for idleness)."""
     now = setting()
     with _all_lock:
-        children = [child for child in _all if child.stamp != now]
+        children = [child for child in _all if child.stamp != now or child.proc.poll() is not None]
     _stop_idle(children)
 
 
 def close_all() -> None:
-    """Stop every idle child of this process (end of a run; on Dask workers through ``client.run``).
+    """Stop every idle child of this process (an interrupted serial run, tests, benchmarks).
 
-    A child in the middle of a call belongs to a task still running (another run sharing
-    the cluster) and is left alone; a stopped child is replaced on its thread's next call.
+    A child in the middle of a call belongs to a task still running in another thread and
+    is left alone; a stopped child is replaced on its thread's next call.
     """
     with _all_lock:
         children = list(_all)
