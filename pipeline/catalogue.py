@@ -34,8 +34,8 @@ from .spec import Spec, SpecError, load
 
 UNKNOWN = "unknown — schedsweep jobs --estimate runs a short pilot"
 CACHE_NAME = ".schedsweep-estimates.json"
-PILOT_CELLS = 3          # cells piloted per spec, spread over the sweep
-PILOT_SECONDS = 2.0      # per piloted cell, after the first (untimed) replication
+PILOT_CELLS = 6          # cells piloted per spec, along the sweep's diagonal
+PILOT_SECONDS = 1.0      # per piloted cell, after the first (untimed) replication
 WIDTH = 100  # description lines are wrapped to this many characters
 
 
@@ -143,11 +143,16 @@ def write_cache(results: Path, cache: dict) -> None:
 
 
 def pilot_cells(spec: Spec, k: int = PILOT_CELLS) -> list[tuple[int, ...]]:
-    """Up to ``k`` cell indexes spread evenly over the sweep (first and last included)."""
-    n = spec.n_cells
-    m = min(k, n)
-    picks = sorted({round(i * (n - 1) / max(m - 1, 1)) for i in range(m)})
-    return [tuple(int(x) for x in np.unravel_index(p, spec.shape)) for p in picks] if spec.shape else [()]
+    """Up to ``k`` cells along the sweep's diagonal: cell i takes value i mod len(dim) of every
+    dimension, so the longest dimension's values (up to ``k``, spread) are each piloted once and
+    every other dimension's values as often as they fit (an algorithm dimension is not left out
+    the way a few cells of a C-order scan would leave it)."""
+    if not spec.shape:
+        return [()]
+    main = int(np.argmax(spec.shape))
+    longest = spec.shape[main]
+    steps = sorted({round(i * (longest - 1) / max(min(k, longest) - 1, 1)) for i in range(min(k, longest))})
+    return [tuple(step if d == main else j % n for d, n in enumerate(spec.shape)) for j, step in enumerate(steps)]
 
 
 def pilot(spec: Spec, seconds: float = PILOT_SECONDS) -> float:

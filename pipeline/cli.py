@@ -278,8 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--estimate", action="store_true",
                       help="pilot (here, in this process) every spec without a stored or cached estimate, "
                            "and cache the result in RESULTS/.schedsweep-estimates.json")
-    jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=2.0,
-                      help="time spent per piloted cell (default 2)")
+    jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=1.0,
+                      help="time spent per piloted cell, up to 6 cells per spec (default 1)")
     jobs.set_defaults(func=_jobs)
     return parser
 

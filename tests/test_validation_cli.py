@@ -156,3 +156,17 @@ def test_jobs_estimate_pilots_once_and_caches(tmp_path, capsys, monkeypatch):
     (jobs / "a.toml").write_text(SPEC.replace("customers = 200", "customers = 300"))  # changed spec
     monkeypatch.setattr(catalogue, "code_hash", lambda name: "changed model code")     # changed model
     assert all(e.seconds is None for e in catalogue.entries(jobs, results))
+
+
+def test_pilot_cells_cover_every_value_that_fits():
+    """Every shipped spec: at most PILOT_CELLS distinct cells, and every value of each dimension
+    no longer than the number of piloted cells is piloted at least once."""
+    from pipeline.spec import load
+
+    for path in sorted((REPO / "jobs").glob("*.toml")):
+        spec = load(path)
+        cells = catalogue.pilot_cells(spec)
+        assert 1 <= len(cells) <= catalogue.PILOT_CELLS and len(set(cells)) == len(cells), path
+        for d, n in enumerate(spec.shape):
+            if n <= len(cells):
+                assert {c[d] for c in cells} == set(range(n)), (path, d)
