@@ -227,7 +227,7 @@ def load_workload(where: str, wl_name: str) -> ModuleType:
     except Exception as exc:  # noqa: BLE001 - the user's module: its import error is the message
         raise SpecError(f"{where}: workload = {wl_name!r} could not be imported: {exc.__class__.__name__}: "
                         f"{_one_line(exc)} (is its folder on PYTHONPATH or the current directory?); "
-                        f"or one of ours: {known}") from None
+                        f"ours: {', '.join(workloads.names())}") from None
     missing = [a for a in ("PARAMS", "METRICS", "REASONS", "run_batch") if not hasattr(module, a)]
     raise SpecError(f"{where}: workload = {wl_name!r} ({getattr(module, '__file__', '?')}) is not a workload: "
                     f"it lacks {', '.join(missing)}")
