@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,8 @@ class _Runner:
         self.spec, self.path, self.executor = spec, path, executor
         self.task_timeout = task_timeout  # None: derived from the pilot (timeout_for)
         self.failures: list[dict[str, Any]] = []  # failure records of this run
-        self.n_ran = 0
+        self.n_ran = 0  # replications this run ran (pilot included)
+        self.store_failed = 0  # failed replications in the store after the run
         self.module = workload_of(spec)
         self.batch_seconds = batch_seconds
         # None: a bar on a terminal, a line a minute in a log file (the sbatch route).
@@ -312,14 +314,12 @@ class _Runner:
 
     def summarise(self) -> None:
         """After the run: the failures of this run by kind with their first seeds; SweepFailed if all failed."""
-        if not self.failures and not getattr(self, "store_failed", 0):
+        if not self.failures and not self.store_failed:
             return
         show = f"schedsweep show {self.path} --failures"
         if self.failures:
-            kinds = {}
-            for f in self.failures:
-                kinds[f.get("kind", "error")] = kinds.get(f.get("kind", "error"), 0) + 1
-            first = ", ".join(f"{f['seed']} ({f.get('kind', 'error')}, replication {f['replication']}"
+            kinds = Counter(f["kind"] for f in self.failures)
+            first = ", ".join(f"{f['seed']} ({f['kind']}, replication {f['replication']}"
                               + "".join(f", {k}={v!r}" for k, v in f["cell"].items()) + ")"
                               for f in self.failures[:FIRST_SEEDS])
             more = ", ..." if len(self.failures) > FIRST_SEEDS else ""
