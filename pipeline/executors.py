@@ -52,7 +52,8 @@ class _Done:
 
 
 class SerialExecutor:
-    """Runs tasks one by one in this process, in submission order. For debugging and tests."""
+    """Runs tasks one by one from this process, in submission order (``workers=0``); each
+    task's replications run in this process's child (``pipeline.child``)."""
 
     n_workers = 1
     dashboard_link = None

@@ -162,3 +162,17 @@ def test_cell_that_always_hangs_costs_four_limits_per_batch_and_exits_non_zero(w
     # The batch, then replications 0-2 alone, timed out; 3 and 4 were not waited for.
     assert all(f"within {limit:g} s" in texts[r] for r in range(3))
     assert all(texts[r].startswith("not run alone: the 3 replications before it") for r in (3, 4))
+
+
+def test_default_time_limit_is_twenty_pilot_batches_but_at_least_fifteen_minutes():
+    from types import SimpleNamespace
+
+    from pipeline.execute import Batch, _Runner
+
+    piloted = SimpleNamespace(task_timeout=None, seconds_per_rep=np.array([1e-3, 0.5, np.nan]))
+    assert _Runner.timeout_for(piloted, Batch((0,), 0, 100)) == 900.0  # 20 x 0.1 s, raised to the floor
+    assert _Runner.timeout_for(piloted, Batch((1,), 0, 100)) == 1000.0  # 20 x 50 s
+    assert _Runner.timeout_for(piloted, Batch((2,), 0, 100)) == 3600.0  # no estimate for this cell
+    assert _Runner.timeout_for(SimpleNamespace(task_timeout=None), Batch((1,), 0, 100)) == 3600.0  # no pilot
+    given = SimpleNamespace(task_timeout=7.5, seconds_per_rep=piloted.seconds_per_rep)
+    assert _Runner.timeout_for(given, Batch((1,), 0, 100)) == 7.5
