@@ -172,6 +172,8 @@ class _Runner:
         step = self.spec.replications // per_cell
         jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
         timeout = self.task_timeout or PILOT_TIMEOUT
+        # The first call may compile numba kernels for minutes on a cold cache: say what runs.
+        say(f"pilot: timing {len(picks)} of {len(all_cells)} cells (time limit {timeout:g} s per part)")
         futures = {(cell, start): self.executor.submit(pilot, self.spec.workload, self.cells[cell],
                                                        self.seeds(cell, start, stop), PILOT_SECONDS, timeout,
                                                        key=f"pilot-{cell}-{start}")
