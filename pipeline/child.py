@@ -274,7 +274,10 @@ def _serve(inbox: Connection, outbox: Connection) -> None:
             answer = ("ok", getattr(importlib.import_module(module), name)(*args))
         except (Exception, SystemExit):  # noqa: BLE001 - handed to the parent as text; sys.exit is an error too
             answer = ("error", traceback.format_exc())
-        outbox.send(answer)
+        try:
+            outbox.send(answer)  # pickled whole before anything is written
+        except Exception:  # noqa: BLE001 - an answer that cannot be pickled is the call's error
+            outbox.send(("error", traceback.format_exc()))
 
 
 def main(argv: list[str]) -> None:
