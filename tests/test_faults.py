@@ -176,3 +176,45 @@ def test_default_time_limit_is_twenty_pilot_batches_but_at_least_fifteen_minutes
     assert _Runner.timeout_for(SimpleNamespace(task_timeout=None), Batch((1,), 0, 100)) == 3600.0  # no pilot
     given = SimpleNamespace(task_timeout=7.5, seconds_per_rep=piloted.seconds_per_rep)
     assert _Runner.timeout_for(given, Batch((1,), 0, 100)) == 7.5
+
+
+def test_child_process_protocol_stays_in_step():
+    import signal
+    import time
+
+    from pipeline import child
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupt(*_):
+        raise Interrupt
+
+    # A call interrupted while the child works (as by Ctrl-C): its late answer (None) must
+    # never be read by the next call, so that child is not used again.
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(Interrupt):
+            child.call(time.sleep, 0.6, timeout=30)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert child.call(abs, -3, timeout=30) == 3
+    first = child._local.child.proc.pid
+    assert child.call(abs, -4, timeout=30) == 4 and child._local.child.proc.pid == first  # kept warm
+    # A child that left for idleness as a call arrived is replaced, not reported as a crash.
+    with pytest.raises(child.ChildError, match="ended twice"):
+        child.call(os._exit, child.IDLE_EXIT_CODE, timeout=30)
+    with pytest.raises(child.ChildDied, match="exit code 3"):
+        child.call(os._exit, 3, timeout=30)
+    # A child started under another environment is stopped at the start of the next run.
+    assert child.call(abs, -5, timeout=30) == 5
+    started = child._local.child.proc.pid
+    os.environ["SCHEDSWEEP_TEST_SETTING"] = "1"
+    try:
+        child.drop_stale()
+        assert child.call(abs, -6, timeout=30) == 6 and child._local.child.proc.pid != started
+    finally:
+        del os.environ["SCHEDSWEEP_TEST_SETTING"]
+        child.close_all()
