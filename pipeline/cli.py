@@ -97,7 +97,8 @@ def _run(args: argparse.Namespace) -> int:
         path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
                    scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
                    batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
-                   progress=False if args.no_progress else None, task_timeout=args.task_timeout)
+                   progress=False if args.no_progress else None, task_timeout=args.task_timeout,
+                   allow_changed_code=args.allow_changed_code)
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
@@ -112,7 +113,9 @@ def _show(args: argparse.Namespace) -> int:
     ds = open_store(args.store)
     a = ds.attrs
     if args.failures:
-        for f in a.get("failures", []):
+        from .store import read_failures
+
+        for f in read_failures(args.store):  # those still failed: a --retry-failed run may have filled some
             print(f"--- cell {f['cell']} replication {f['replication']} seed {f['seed']}")
             print(f["traceback"].rstrip())
         return 0
@@ -223,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "out again is recorded as failed (default: [run] task_timeout, else 20x the "
                           "batch's time from the pilot, at least 15 min)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--allow-changed-code", action="store_true",
+                     help="resume a store although the model's source changed since it was made (recorded)")
     slurm = run.add_argument_group("Slurm (with --cluster slurm)")
     slurm.add_argument("--jobs", type=_int_in(1, 100_000), help="maximum number of worker jobs")
     slurm.add_argument("--cores-per-job", type=_int_in(1, 100_000))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import seeding, store as store_mod
+from . import codehash, seeding, store as store_mod
 from .executors import open_executor, say
 from .spec import Spec, load, workload_of
 from .tasks import pilot, run_isolated
@@ -57,7 +57,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
         slurm_options: dict[str, Any] | None = None, batch_size: int | None = None,
         batch_seconds: float | None = None, retry_failed: bool = False, progress: bool | None = None,
-        task_timeout: float | None = None) -> Path:
+        task_timeout: float | None = None, allow_changed_code: bool = False) -> Path:
     """Run (or resume) a sweep into its store and return the store's path.
 
     ``workers=0`` runs the tasks from this process (each batch in a child process);
@@ -67,7 +67,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     :mod:`pipeline.tasks` for what happens to a batch past it. ``progress``: None = a bar
     on a terminal, a line a minute otherwise. Raises :class:`SweepFailed` when every
     replication this run ran failed. Safe to call from a script without an
-    ``if __name__ == "__main__":`` guard.
+    ``if __name__ == "__main__":`` guard. A store made by other model code is refused
+    (:class:`pipeline.store.StoreError`) unless ``allow_changed_code``, which the store records.
     """
     _refuse_in_child_bootstrap()
     if not isinstance(spec, Spec):
@@ -76,9 +77,15 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
+    code = codehash.describe(workload_of(spec))
     with store_mod.locked(path):
-        if (path / "zarr.json").exists():
+        if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
             store_mod.check_same_spec(path, spec)
+            change = store_mod.check_same_code(path, code, allow_changed_code)
+            if change:
+                say(f"resuming with changed model code ({', '.join(change['changed'][:5])}), as allowed; "
+                    "recorded in the store's code_changes")
+                store_mod.record_code_change(path, change)
         with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
@@ -409,6 +416,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
                      "dask": dask.__version__, "xarray": xarray.__version__, "zarr": zarr.__version__},
         "git_commit": _git_commit(),
+        "code": codehash.describe(module),
         "host": platform.node(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -276,9 +276,11 @@ def completeness_html(ds: xr.Dataset, store_label: str) -> str:
         out += [f"<tr><td class='key'>{_e(l)}</td><td class='key'>{_e(d)}</td><td>{n}</td></tr>" for l, d, n in rows]
         out.append("</table>")
     out.append(_incomplete_cells(ds))
-    failures = ds.attrs.get("failures", [])
+    from .store import FAILED
+
+    failures = int((ds["status"].values == FAILED).sum())
     if failures:
-        out.append(f"<p>{len(failures)} replications failed; seeds and tracebacks: "
+        out.append(f"<p>{failures} replications failed; seeds and tracebacks: "
                    f"<code>schedsweep show {_e(store_label)} --failures</code></p>")
     return "\n".join(out)
 

@@ -4,6 +4,18 @@ Built once from the spec and the workload's declarations; afterwards only the cl
 writes, batch by batch, with the zarr API (one open group, no xarray per write). A batch
 writes its metrics and reasons first and its ``status`` last, so a store cut off at any
 moment holds no replication marked done whose data is missing.
+
+Nothing that is not ours is ever written into or deleted: a path that exists and is not a
+store this tool made (its root ``zarr.json`` carries our ``spec_identity``) is refused,
+unless it is an empty folder. A store is built under a temporary name beside it
+(``.NAME.schedsweep-build-PID``) and renamed into place when complete, so an interruption at
+any instant leaves no store (the next run removes the leftover, whose name says it is ours)
+or a complete, resumable one.
+
+Failure records live in the store's ``failures`` group, one JSON text per failed replication
+in a growing array of small chunks, appended like results: the root metadata keeps its
+size however many fail (xarray opens only the root's arrays, so the group stays out of
+the Dataset).
 """
 from __future__ import annotations
 
@@ -11,6 +23,8 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
+import signal
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -25,8 +39,79 @@ NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
 STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "failed"}
 
 
+FAILURES_GROUP = "failures"
+FAILURE_CHUNK = 32  # records per chunk: an append rewrites at most one partly filled chunk
+BUILD_TAG = ".schedsweep-build-"
+
+
 class StoreError(RuntimeError):
     """The store cannot be used as asked (other spec, locked, not a store)."""
+
+
+_fault_calls = 0
+
+
+def fault_point() -> None:
+    """Fault injection for the kill tests: SIGKILL this process at the Nth call.
+
+    Set ``SCHEDSWEEP_KILL_AT=N``; the points are every step of store creation and every
+    store write, so a test can stop a run at chosen instants instead of timed ones.
+    """
+    global _fault_calls
+    at = os.environ.get("SCHEDSWEEP_KILL_AT")
+    if not at:
+        return
+    _fault_calls += 1
+    if _fault_calls == int(at):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _root_attrs(path: Path) -> dict[str, Any] | None:
+    """The attributes of ``path/zarr.json``, or None if it is missing or not zarr metadata."""
+    try:
+        meta = json.loads((path / "zarr.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta.get("attributes", {}) if isinstance(meta, dict) else None
+
+
+def is_ours(path: Path) -> bool:
+    """A store this tool made (complete or not): root metadata with our spec identity."""
+    attrs = _root_attrs(path)
+    return bool(attrs) and "spec_identity" in attrs
+
+
+def is_complete(path: Path) -> bool:
+    return is_ours(path) and (path / "status" / "zarr.json").exists()
+
+
+def _builds(path: Path) -> list[Path]:
+    """Leftover temporary builds of this store (named by :func:`create`)."""
+    return sorted(path.parent.glob(f".{path.name}{BUILD_TAG}*"))
+
+
+def prepare(path: Path) -> bool:
+    """Make ``path`` ready for a run (under the lock); True if it holds a store to resume.
+
+    Removes what a killed run left: temporary builds and an incomplete store of ours made
+    before creation was atomic. Refuses, touching nothing, any other existing path.
+    """
+    real = path.resolve()  # a symlink to a store is the store
+    for leftover in _builds(real):
+        shutil.rmtree(leftover, ignore_errors=True)
+    if not real.exists():
+        return False  # nothing there (or a link to where the store will be made)
+    if real.is_dir():
+        if is_complete(real):
+            return True
+        if is_ours(real):  # an incomplete store of an older schedsweep: ours to rebuild
+            shutil.rmtree(real)
+            return False
+        if not any(real.iterdir()):
+            return False
+    kind = "a folder" if real.is_dir() else "a file"
+    raise StoreError(f"{path} exists and is {kind} that is not a schedsweep store; it is left untouched — "
+                     "give another --store")
 
 
 def default_path(spec: Spec) -> Path:
@@ -85,7 +170,16 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
     data_vars["cell_seconds"] = (dims, np.zeros(shape), {"units": "s", "timing": 1,
                                                          "description": "task wall time spent on the cell"})
     ds = xr.Dataset(data_vars, coords=_coords(spec, module), attrs=attrs)
-    ds.to_zarr(path, mode="w", zarr_format=3, consolidated=False, encoding=encoding)
+    real = path.resolve()
+    build = real.parent / f".{real.name}{BUILD_TAG}{os.getpid()}"
+    real.parent.mkdir(parents=True, exist_ok=True)
+    fault_point()
+    ds.to_zarr(build, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
+    fault_point()
+    if real.is_dir():
+        real.rmdir()  # an empty folder given as the store (prepare checked it is empty)
+    os.rename(build, real)  # atomic: before it no store, after it a complete one
+    fault_point()
 
 
 def open_store(path: str | Path) -> xr.Dataset:
@@ -94,6 +188,79 @@ def open_store(path: str | Path) -> xr.Dataset:
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
     return xr.open_zarr(path, consolidated=False)
+
+
+def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]]:
+    """Failure records of a store; ``current``: only replications still marked failed.
+
+    A later ``--retry-failed`` run that filled a replication makes its old records moot;
+    of several records of one replication the last is kept.
+    """
+    path = Path(path)
+    group = zarr.open_group(path, mode="r")
+    records = list(group.attrs.get("failures", []))  # stores made before the failures group
+    try:
+        texts = group[f"{FAILURES_GROUP}/records"][...]
+    except KeyError:
+        texts = []
+    for text in texts:
+        try:
+            records.append(json.loads(text))
+        except ValueError:
+            continue  # an entry a kill left empty
+    if not current or not records:
+        return records
+    status = group["status"][...]
+    dims = list(group.attrs.get("dims", []))
+    coords = {d: [_plain(v) for v in group[d][...]] for d in dims}
+    last: dict[tuple, dict[str, Any]] = {}
+    for r in records:
+        try:
+            index = tuple(coords[d].index(r["cell"][d]) for d in dims)
+        except (KeyError, ValueError):
+            continue
+        last[index + (int(r["replication"]),)] = r
+    return [r for key, r in last.items() if status[key] == FAILED]
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def check_same_code(path: Path, code: dict[str, Any], allow_changed: bool) -> dict[str, Any] | None:
+    """Refuse to resume a store whose model code changed, unless allowed.
+
+    ``code`` is :func:`pipeline.codehash.describe` of the workload now. Returns the record
+    of an allowed change (to be kept in the store), or None when nothing changed.
+    """
+    attrs = _root_attrs(path) or {}
+    stored = attrs.get("code")
+    if not stored:
+        return None  # a store made before code hashes: nothing to compare with
+    changes = attrs.get("code_changes", [])
+    accepted = changes[-1]["files"] if changes else stored.get("files", {})
+    accepted_hash = changes[-1]["hash"] if changes else stored.get("hash")
+    if accepted_hash == code["hash"]:
+        return None
+    from .codehash import changed_files
+
+    changed = changed_files(accepted, code["files"])
+    if not allow_changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise StoreError(f"{path} was made by other model code (changed: {shown}); resuming would mix results "
+                         "of two models — give another --store, or --allow-changed-code to resume anyway "
+                         "(recorded in the store)")
+    import datetime as _dt
+
+    return {"hash": code["hash"], "files": code["files"], "changed": changed,
+            "dependencies": code["dependencies"],
+            "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def record_code_change(path: Path, change: dict[str, Any]) -> None:
+    """Keep an allowed change of model code in the store's provenance (``code_changes``)."""
+    group = zarr.open_group(path, mode="r+")
+    group.attrs["code_changes"] = list(group.attrs.get("code_changes", [])) + [change]
 
 
 def stored_identity(path: Path) -> str | None:
@@ -121,7 +288,8 @@ def locked(path: Path) -> Iterator[None]:
     leaves a stale lock behind.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(path.name + ".lock")
+    real = path.resolve()  # two runs reaching one store through a symlink share one lock
+    lock_path = real.with_name(real.name + ".lock")
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
@@ -168,6 +336,7 @@ class Writer:
         where = cell + (slice(start, stop),)
         for metric in self.metrics:
             self.arrays[metric.name][where] = outputs[metric.name]
+        fault_point()
         reason = np.asarray(outputs["reason"], dtype=np.int8)
         self.reason[where] = reason
         self.seed[self._indep(cell) + (slice(start, stop),)] = seeds
@@ -176,11 +345,21 @@ class Writer:
             status[offset] = FAILED
         self.cell_seconds[cell] = float(self.cell_seconds[cell]) + seconds
         self.status[where] = status
+        fault_point()
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
-        if records:
-            failures = list(self.group.attrs.get("failures", []))
-            self.group.attrs["failures"] = failures + records
+        """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""
+        if not records:
+            return
+        texts = np.array([json.dumps(r, default=str) for r in records], dtype=object)
+        group = self.group.require_group(FAILURES_GROUP)
+        if "records" in group:
+            arr = group["records"]
+        else:
+            arr = group.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="")
+        n = arr.shape[0]
+        arr.resize((n + len(texts),))
+        arr[n:] = texts
 
     def set_attrs(self, **attrs: Any) -> None:
         self.group.attrs.update(attrs)

@@ -119,7 +119,7 @@ def test_failing_seeds_are_recorded_and_the_rest_kept(write_spec, tmp_path):
     assert (status[bad] == store_mod.FAILED).all() and (status[~bad] == store_mod.OK).all()
     assert np.isnan(flaky["mean_wait"].values[bad]).all()
     np.testing.assert_array_equal(flaky["mean_wait"].values[~bad], good["mean_wait"].values[~bad])
-    failures = flaky.attrs["failures"]
+    failures = store_mod.read_failures(tmp_path / "f.zarr")
     assert len(failures) == bad.sum()
     for f in failures:
         assert f["seed"] % 3 == 0
