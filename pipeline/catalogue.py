@@ -269,6 +269,17 @@ def entries(directory: str | Path = "jobs", results: str | Path = "results", run
     return out
 
 
+def _reproduces(spec: Spec) -> list[str]:
+    """'reproduces: …' with the number of published values and claims the spec holds us to."""
+    from .reference import from_spec_text
+
+    ref = from_spec_text(spec.text, spec.path)
+    if not ref:
+        return []
+    held = f" ({len(ref.values)} published values, {len(ref.claims)} claims)" if ref.values or ref.claims else ""
+    return [f"    reproduces: {ref.reproduces or '(not named)'}{held}"]
+
+
 def render(items: list[Entry]) -> str:
     """The catalogue as text, one block per spec."""
     lines = []
@@ -283,6 +294,7 @@ def render(items: list[Entry]) -> str:
                                 subsequent_indent="    "),
                   f"    {s.replications} replications × {s.n_cells} cells ({dims}) = "
                   f"{s.replications * s.n_cells} runs",
+                  *_reproduces(s),
                   f"    run time: {e.estimate}", ""]
     if not items:
         return "(no specs)\n"

@@ -158,6 +158,13 @@ def _table(args: argparse.Namespace) -> int:
     ds = open_store(args.store)
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
     print(render(result, args.format, args.by))
+    if args.format == "text" and not (args.paired or args.ratio):
+        from .reference import store_section
+
+        section = store_section(ds, args.level)  # the published values this sweep reproduces
+        if section:
+            print()
+            print(section)
     return 0
 
 

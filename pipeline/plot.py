@@ -127,6 +127,35 @@ def draw(ax: Axes, da: xr.DataArray, x: str, hue: str | None) -> None:
     ax.grid(True, alpha=0.3)
 
 
+def draw_published(ax: Axes, ds: xr.Dataset, da: xr.DataArray, metric: str, x: str, hue: str | None,
+                   fixed: dict[str, Any]) -> int:
+    """The spec's published values of ``metric`` as marked points; returns how many were drawn."""
+    from .reference import of_store
+
+    xs = [_plain(v) for v in da[x].values]
+    hues = [_plain(v) for v in da[hue].values] if hue else []
+    numeric = is_numeric(da[x].values)
+    drawn = 0
+    for v in of_store(ds).values:
+        if v.metric != metric or v.where.get(x) not in xs:
+            continue
+        others = {k: w for k, w in v.where.items() if k != x}
+        if hue and others.get(hue) not in hues:
+            continue
+        if any(k != hue and fixed.get(k, w) != w for k, w in others.items()):
+            continue  # a published value of another slice than the one drawn
+        if any(k not in fixed and k != hue and k in da.dims for k in others):
+            continue
+        pos = float(v.where[x]) if numeric else xs.index(v.where[x])
+        color = f"C{hues.index(others[hue]) % 10}" if hue else "C0"
+        ax.plot([pos], [v.value], marker="*", ms=12, color=color, markeredgecolor="k", linestyle="none",
+                label="published" if drawn == 0 else None, zorder=5)
+        drawn += 1
+    if drawn and not hue:
+        ax.legend(fontsize="small")
+    return drawn
+
+
 def rotates(xs: np.ndarray) -> bool:
     """Categorical tick labels longer than this are drawn at 30° so they do not overlap."""
     return not is_numeric(xs) and max(len(str(_plain(v))) for v in xs) > 8
@@ -158,6 +187,8 @@ def figure(ds: xr.Dataset, metric: str, x: str, hue: str | None = None, sel: Ite
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
     draw(ax, da, x, hue)
+    if not paired:
+        draw_published(ax, ds, da, metric, x, hue, fixed)
     ax.set_xlabel(x_label(ds, x))
     ax.set_ylabel(y_label(da, metric))
     name = ds.attrs.get("name", "")

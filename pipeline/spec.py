@@ -28,6 +28,8 @@ TOP_KEYS = {
     "sweep": "table of parameter lists, crossed",
     "zip": "array of tables of parameter lists varied together",
     "run": "table of execution hints",
+    "reproduces": "the figure or table of the source paper this sweep reproduces",
+    "reference": "published values and claims to hold the results against (pipeline/reference.py)",
 }
 RUN_KEYS = {
     "batch_seconds": ("float", "target wall time of one task, a finite number of seconds > 0"),
@@ -199,7 +201,26 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
                 tuple(independent), params, tuple(dims), run)
     _check_cells(where, spec, module)
+    _check_reference(where, doc, spec, module)
     return spec
+
+
+def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
+    """The published reference points must name real metrics and coordinates (not part of the identity)."""
+    from .reference import ReferenceError, parse as parse_reference
+
+    metrics = {m.name: tuple(d for d, _ in m.dims) for m in module.METRICS}
+    coords: dict[str, tuple] = {}
+    for dim in spec.dims:
+        for member, values in dim.members.items():
+            coords[member] = tuple(values)
+    for m in module.METRICS:
+        for extra, labels in m.dims:
+            coords[extra] = tuple(labels)
+    try:
+        parse_reference(doc, where, metrics, coords)
+    except ReferenceError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _show(value: Any, limit: int = 60) -> str:

@@ -423,7 +423,9 @@ def test_report_completeness_shows_failures_and_missing_cells(tmp_path):
     page = report.build(ds, str(store))
     for label, n in counts.items():
         assert f"<td class='key'>{label}</td><td>{n}</td>" in page
-    assert f"{len(ds.attrs['failures'])} replications failed" in page
+    from pipeline.store import read_failures
+
+    assert f"{len(read_failures(store))} replications failed" in page
     assert f"schedsweep show {store} --failures" in page
     missing = int(((ds["status"] == 0) | (ds["status"] == 3)).isel(customers=0, arrival_rate=0).sum())
     assert "Cells with missing replications" in page

@@ -1,0 +1,323 @@
+"""Published reference points: what a spec reproduces, held against our results.
+
+A spec names what it reproduces (``reproduces = "TY Fig. 1 a,b"``) and carries the
+published values that apply to it (``shared/spec/published.md`` §2)::
+
+    [[reference.value]]                 # a published number
+    metric = "runtime"                  # one of the workload's metrics
+    where = { algorithm = "min_finish" }   # coordinates: sweep dims and a metric's own dims
+    value = 34.4
+    source = "TY Fig. 1b"
+
+    [[reference.claim]]                 # a published statement, checked on our means
+    text = "MinRuntime is the most expensive algorithm"
+    kind = "max"                        # see CLAIM_KINDS
+    metric = "cost"
+    along = "algorithm"                 # the dimension the claim runs along
+    at = "min_runtime"                  # max/min: the coordinate that should be extreme;
+                                        # peak_near: where the peak should be (± tolerance)
+    where = { ... }                     # optional: the other coordinates, else every slice
+
+Claim kinds: ``max``/``min`` (``at`` has the largest/smallest mean along ``along``),
+``increasing``/``decreasing`` (means strictly monotone along ``along``), ``peak_near``
+(the largest mean lies within ``tolerance`` of ``at``), ``ratio_at_least`` (mean at ``a``
+over mean at ``b`` along ``along`` is at least ``factor``; ``factor = 2`` for "more than
+100% worse"). A claim over dimensions it does not fix must hold in every slice; ``among = [...]``
+restricts it to the values of ``along`` the paper compared.
+
+Neither key changes a spec's identity: adding references to a spec resumes its stores.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "ratio_at_least")
+VALUE_KEYS = {"metric", "where", "value", "source", "note"}
+CLAIM_KEYS = {"text", "kind", "metric", "along", "at", "where", "tolerance", "a", "b", "factor", "source", "among"}
+
+
+class ReferenceError(ValueError):
+    """A malformed reference table; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Value:
+    metric: str
+    where: dict[str, Any]
+    value: float
+    source: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    kind: str
+    metric: str
+    along: str
+    where: dict[str, Any] = field(default_factory=dict)
+    at: Any = None
+    tolerance: float = 0.0
+    a: Any = None
+    b: Any = None
+    factor: float = 1.0
+    source: str = ""
+    among: tuple = ()  # only these values of ``along`` (the ones the paper compared); empty = all
+
+
+@dataclass(frozen=True)
+class Reference:
+    reproduces: str
+    values: tuple[Value, ...]
+    claims: tuple[Claim, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.reproduces or self.values or self.claims)
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def parse(doc: dict[str, Any], where: str, metrics: dict[str, tuple[str, ...]] | None = None,
+          coords: dict[str, tuple] | None = None) -> Reference:
+    """The reference of a parsed spec document; checked against ``metrics`` (name → its own
+    dims) and ``coords`` (dimension → values) when given."""
+    reproduces = doc.get("reproduces", "")
+    if not isinstance(reproduces, str):
+        raise ReferenceError(f"{where}: reproduces must be a string naming the figure or table")
+    table = doc.get("reference", {})
+    if not isinstance(table, dict):
+        raise ReferenceError(f"{where}: reference must be a table ([[reference.value]], [[reference.claim]])")
+    unknown = set(table) - {"value", "claim"}
+    if unknown:
+        raise ReferenceError(f"{where}: [reference] has unknown key(s) {sorted(unknown)}; allowed: value, claim")
+    values = tuple(_value(v, f"{where}: [[reference.value]] #{i + 1}", metrics, coords)
+                   for i, v in enumerate(_entries(table, "value", where)))
+    claims = tuple(_claim(c, f"{where}: [[reference.claim]] #{i + 1}", metrics, coords)
+                   for i, c in enumerate(_entries(table, "claim", where)))
+    return Reference(reproduces, values, claims)
+
+
+def from_spec_text(text: str, where: str = "<spec>") -> Reference:
+    """The reference of a stored spec text (already validated when it ran)."""
+    return parse(tomllib.loads(text), where)
+
+
+def _entries(table: dict, key: str, where: str) -> list[dict]:
+    entries = table.get(key, [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ReferenceError(f"{where}: reference.{key} must be an array of tables ([[reference.{key}]])")
+    return entries
+
+
+def _check_keys(entry: dict, allowed: set[str], where: str) -> None:
+    unknown = set(entry) - allowed
+    if unknown:
+        raise ReferenceError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _metric(entry: dict, where: str, metrics: dict | None) -> str:
+    metric = entry.get("metric")
+    if not isinstance(metric, str):
+        raise ReferenceError(f"{where}: metric must be a string naming one of the workload's metrics")
+    if metrics is not None and metric not in metrics:
+        raise ReferenceError(f"{where}: metric = {metric!r} is not a metric of this workload; "
+                             f"metrics: {', '.join(metrics)}")
+    return metric
+
+
+def _coordinate(dim: str, value: Any, where: str, key: str, coords: dict | None) -> None:
+    if coords is None:
+        return
+    if dim not in coords:
+        raise ReferenceError(f"{where}: {key} names {dim!r}, which is not a dimension of this sweep; "
+                             f"dimensions: {', '.join(coords) or '(none)'}")
+    if value not in coords[dim]:
+        raise ReferenceError(f"{where}: {key} {dim} = {value!r} is not a value of that dimension; "
+                             f"values: {list(coords[dim])}")
+
+
+def _where(entry: dict, where: str, coords: dict | None) -> dict[str, Any]:
+    sel = entry.get("where", {})
+    if not isinstance(sel, dict):
+        raise ReferenceError(f"{where}: where must be a table of coordinates, e.g. where = {{ algorithm = \"amp\" }}")
+    for dim, value in sel.items():
+        _coordinate(dim, value, where, "where", coords)
+    return dict(sel)
+
+
+def _value(entry: dict, where: str, metrics: dict | None, coords: dict | None) -> Value:
+    _check_keys(entry, VALUE_KEYS, where)
+    metric = _metric(entry, where, metrics)
+    value = entry.get("value")
+    if not _number(value):
+        raise ReferenceError(f"{where}: value = {value!r} must be a finite number (the published value)")
+    sel = _where(entry, where, coords)
+    return Value(metric, sel, float(value), str(entry.get("source", "")), str(entry.get("note", "")))
+
+
+def _claim(entry: dict, where: str, metrics: dict | None, coords: dict | None) -> Claim:
+    _check_keys(entry, CLAIM_KEYS, where)
+    text = entry.get("text")
+    if not isinstance(text, str) or not text:
+        raise ReferenceError(f"{where}: text must state the published claim")
+    kind = entry.get("kind")
+    if kind not in CLAIM_KINDS:
+        raise ReferenceError(f"{where}: kind = {kind!r}; allowed: {', '.join(CLAIM_KINDS)}")
+    metric = _metric(entry, where, metrics)
+    along = entry.get("along")
+    if not isinstance(along, str):
+        raise ReferenceError(f"{where}: along must name the dimension the claim runs along")
+    if coords is not None and along not in coords:
+        raise ReferenceError(f"{where}: along = {along!r} is not a dimension of this sweep; "
+                             f"dimensions: {', '.join(coords) or '(none)'}")
+    sel = _where(entry, where, coords)
+    if along in sel:
+        raise ReferenceError(f"{where}: where fixes {along!r}, the dimension the claim runs along")
+    at = entry.get("at")
+    if kind in ("max", "min", "peak_near"):
+        if at is None:
+            raise ReferenceError(f"{where}: kind = {kind!r} needs at = the coordinate of the extreme")
+        if kind != "peak_near":
+            _coordinate(along, at, where, "at:", coords)
+        elif not _number(at):
+            raise ReferenceError(f"{where}: peak_near needs a number at, got {at!r}")
+    tolerance = entry.get("tolerance", 0.0)
+    if not _number(tolerance) or tolerance < 0:
+        raise ReferenceError(f"{where}: tolerance = {tolerance!r} must be a number >= 0")
+    a, b, factor = entry.get("a"), entry.get("b"), entry.get("factor", 1.0)
+    if kind == "ratio_at_least":
+        if a is None or b is None:
+            raise ReferenceError(f"{where}: ratio_at_least needs a and b, two values of {along!r}")
+        _coordinate(along, a, where, "a:", coords)
+        _coordinate(along, b, where, "b:", coords)
+        if not _number(factor) or factor <= 0:
+            raise ReferenceError(f"{where}: factor = {factor!r} must be a number > 0")
+    among = entry.get("among", [])
+    if not isinstance(among, list):
+        raise ReferenceError(f"{where}: among must be a list of values of {along!r}")
+    for value in among:
+        _coordinate(along, value, where, "among:", coords)
+    return Claim(text, kind, metric, along, sel, at, float(tolerance), a, b, float(factor),
+                 str(entry.get("source", "")), tuple(among))
+
+
+# -- held against a store ----------------------------------------------------------------------
+def value_rows(ref: Reference, stats: xr.Dataset) -> list[dict[str, Any]]:
+    """Per published value: our mean, CI, relative difference and whether the CI holds it."""
+    rows = []
+    for v in ref.values:
+        da = stats[v.metric].sel(**v.where) if v.metric in stats else None
+        if da is None or set(da.dims) - {"stat"}:
+            mean = half = low = high = float("nan")  # the store lacks the cell, or the selection is not one cell
+        else:
+            mean, half = float(da.sel(stat="mean")), float(da.sel(stat="half_width"))
+            low, high = float(da.sel(stat="ci_low")), float(da.sel(stat="ci_high"))
+        rel = (mean - v.value) / abs(v.value) if v.value else float("nan")
+        rows.append({"source": v.source, "where": _show_where(v.where), "metric": v.metric,
+                     "published": v.value, "ours": mean, "half_width": half,
+                     "relative": rel, "inside_ci": bool(low <= v.value <= high) if math.isfinite(mean) else None})
+    return rows
+
+
+def _show_where(sel: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sel.items()) or "(all)"
+
+
+def claim_rows(ref: Reference, stats: xr.Dataset) -> list[dict[str, Any]]:
+    """Per claim: whether it holds on our means, and the means it was judged on."""
+    return [{"text": c.text, "source": c.source, **check_claim(c, stats[c.metric].sel(stat="mean"))}
+            for c in ref.claims if c.metric in stats]
+
+
+def check_claim(claim: Claim, means: xr.DataArray) -> dict[str, Any]:
+    """{"holds": bool | None, "ours": text of the means along the claim's dimension}."""
+    da = means.sel(**claim.where)
+    if claim.among:
+        da = da.sel({claim.along: list(claim.among)})
+    others = [d for d in da.dims if d != claim.along]
+    slices = [da] if not others else [da.isel(dict(zip(others, idx)))
+                                       for idx in np.ndindex(*(da.sizes[d] for d in others))]
+    verdicts, shown = [], []
+    for s in slices:
+        xs = list(s[claim.along].values)
+        ys = np.asarray(s.values, dtype=float)
+        label = ", ".join(f"{d}={s[d].item()}" for d in others)
+        shown.append((f"[{label}] " if label else "") + ", ".join(f"{_plain(x)}: {y:.4g}" for x, y in zip(xs, ys)))
+        verdicts.append(_verdict(claim, [_plain(x) for x in xs], ys))
+    holds = None if any(v is None for v in verdicts) else all(verdicts)
+    return {"holds": holds, "ours": "; ".join(shown)}
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _verdict(claim: Claim, xs: list, ys: np.ndarray) -> bool | None:
+    if not np.isfinite(ys).all():
+        return None  # a cell without results: cannot judge
+    if claim.kind in ("max", "min"):
+        i = xs.index(claim.at)
+        return bool(ys[i] == (ys.max() if claim.kind == "max" else ys.min()))
+    if claim.kind == "increasing":
+        return bool((np.diff(ys) > 0).all())
+    if claim.kind == "decreasing":
+        return bool((np.diff(ys) < 0).all())
+    if claim.kind == "peak_near":
+        return bool(abs(float(xs[int(np.argmax(ys))]) - float(claim.at)) <= claim.tolerance)
+    ya, yb = ys[xs.index(claim.a)], ys[xs.index(claim.b)]
+    return bool(yb != 0 and ya / yb >= claim.factor)
+
+
+def _relative(x: float) -> str:
+    return "n/a (published 0)" if not math.isfinite(x) else f"{x:+.1%}"
+
+
+def render_text(ref: Reference, stats: xr.Dataset) -> str:
+    """The published values and claims beside our results, as plain text."""
+    out = []
+    if ref.reproduces:
+        out.append(f"Reproduces: {ref.reproduces}")
+    rows = value_rows(ref, stats)
+    if rows:
+        out.append("Published values (ours: mean ± CI half-width; relative difference; published value inside our CI?)")
+        for r in rows:
+            inside = {True: "inside CI", False: "outside CI", None: "no result"}[r["inside_ci"]]
+            out.append(f"  {r['metric']:<16} {r['where']:<32} published {r['published']:<10.6g} "
+                       f"ours {r['ours']:.4g} ± {r['half_width']:.2g}  {_relative(r['relative'])}  {inside}"
+                       + (f"  [{r['source']}]" if r["source"] else ""))
+    claims = claim_rows(ref, stats)
+    if claims:
+        out.append("Published claims (checked on our means)")
+        for c in claims:
+            verdict = {True: "holds", False: "DOES NOT HOLD", None: "cannot judge"}[c["holds"]]
+            out.append(f"  {verdict:<13} {c['text']}" + (f"  [{c['source']}]" if c["source"] else ""))
+            out.append(f"                ours: {c['ours']}")
+    return "\n".join(out)
+
+
+def of_store(ds: xr.Dataset) -> Reference:
+    """The reference of the spec a store was made from (empty if it has none)."""
+    text = ds.attrs.get("spec_text", "")
+    try:
+        return from_spec_text(text) if text else Reference("", (), ())
+    except (tomllib.TOMLDecodeError, ReferenceError):
+        return Reference("", (), ())
+
+
+def store_section(ds: xr.Dataset, level: float = 0.95) -> str:
+    """Text of the store's published values and claims beside its results ('' if none)."""
+    from . import stats
+
+    ref = of_store(ds)
+    if not (ref.values or ref.claims or ref.reproduces):
+        return ""
+    metrics = sorted({v.metric for v in ref.values} | {c.metric for c in ref.claims})
+    return render_text(ref, stats.describe(ds, level, [m for m in metrics if m in ds]))
