@@ -20,7 +20,8 @@ published values that apply to it (``shared/spec/published.md`` §2)::
 
 Claim kinds: ``max``/``min`` (``at`` has the largest/smallest mean along ``along``),
 ``increasing``/``decreasing`` (means strictly monotone along ``along``), ``peak_near``
-(the largest mean lies within ``tolerance`` of ``at``), ``ratio_at_least`` (mean at ``a``
+(the largest mean lies within ``tolerance`` of ``at``), ``interior_min`` (a U shape: the
+smallest mean is neither at the first nor at the last value), ``ratio_at_least`` (mean at ``a``
 over mean at ``b`` along ``along`` is at least ``factor``; ``factor = 2`` for "more than
 100% worse"). A claim over dimensions it does not fix must hold in every slice; ``among = [...]``
 restricts it to the values of ``along`` the paper compared.
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "ratio_at_least")
+CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "interior_min", "ratio_at_least")
 VALUE_KEYS = {"metric", "where", "value", "source", "note"}
 CLAIM_KEYS = {"text", "kind", "metric", "along", "at", "where", "tolerance", "a", "b", "factor", "source", "among"}
 
@@ -270,6 +271,8 @@ def _verdict(claim: Claim, xs: list, ys: np.ndarray) -> bool | None:
         return bool((np.diff(ys) > 0).all())
     if claim.kind == "decreasing":
         return bool((np.diff(ys) < 0).all())
+    if claim.kind == "interior_min":
+        return bool(0 < int(np.argmin(ys)) < len(ys) - 1)
     if claim.kind == "peak_near":
         return bool(abs(float(xs[int(np.argmax(ys))]) - float(claim.at)) <= claim.tolerance)
     ya, yb = ys[xs.index(claim.a)], ys[xs.index(claim.b)]

@@ -65,6 +65,7 @@ CLAIMS = [  # (claim, means that hold, means that do not)
     (dict(kind="increasing"), [1, 2, 3], [1, 3, 3]),
     (dict(kind="decreasing"), [3, 2, 1], [3, 1, 2]),
     (dict(kind="ratio_at_least", a="a", b="c", factor=2.0), [4, 0, 2], [3.9, 0, 2]),
+    (dict(kind="interior_min"), [3, 1, 2], [1, 2, 3]),
 ]
 
 
