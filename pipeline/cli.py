@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
                    scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
                    batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
                    progress=False if args.no_progress else None, task_timeout=args.task_timeout,
-                   allow_changed_code=args.allow_changed_code)
+                   allow_changed_code=args.allow_changed_code, overrides=args.set)
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
@@ -233,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "out again is recorded as failed (default: [run] task_timeout, else 20x the "
                           "batch's time from the pilot, at least 15 min)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override the spec: params.nodes=200, sweep.load=[0.5,0.9], replications=50 "
+                          "(TOML values; checked like the file; recorded in the store)")
     run.add_argument("--allow-changed-code", action="store_true",
                      help="resume a store although the model's source changed since it was made (recorded)")
     slurm = run.add_argument_group("Slurm (with --cluster slurm)")

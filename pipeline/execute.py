@@ -57,7 +57,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         scheduler: str | None = None, scheduler_file: str | None = None, cluster: str = "local",
         slurm_options: dict[str, Any] | None = None, batch_size: int | None = None,
         batch_seconds: float | None = None, retry_failed: bool = False, progress: bool | None = None,
-        task_timeout: float | None = None, allow_changed_code: bool = False) -> Path:
+        task_timeout: float | None = None, allow_changed_code: bool = False,
+        overrides: tuple[str, ...] | list[str] = ()) -> Path:
     """Run (or resume) a sweep into its store and return the store's path.
 
     ``workers=0`` runs the tasks from this process (each batch in a child process);
@@ -72,7 +73,9 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     """
     _refuse_in_child_bootstrap()
     if not isinstance(spec, Spec):
-        spec = load(spec)
+        spec = load(spec, overrides)  # --set KEY=VALUE over the file, checked like it
+    elif overrides:
+        raise ValueError("overrides apply to a spec file; give its path, not a loaded Spec")
     task_timeout = _checked_timeout(task_timeout if task_timeout is not None else spec.run.get("task_timeout"))
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
@@ -80,12 +83,16 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     code = codehash.describe(workload_of(spec))
     with store_mod.locked(path):
         if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
-            store_mod.check_same_spec(path, spec)
+            sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
                 say(f"resuming with changed model code ({', '.join(change['changed'][:5])}), as allowed; "
                     "recorded in the store's code_changes")
                 store_mod.record_code_change(path, change)
+            if sizes is not None:
+                say(f"growing {path}: " + ", ".join(f"{d} to {n}" for d, n in sizes.items())
+                    + "; only the new replications and cells run")
+                store_mod.grow(path, spec, workload_of(spec), sizes)
         with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
@@ -401,6 +408,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "spec_text": spec.text,
         "spec_path": spec.path,
         "spec_identity": spec.identity(),
+        "overrides": list(spec.overrides),
         "name": spec.name,
         "description": spec.description,
         "workload": spec.workload,

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable
 
 import workloads
 from workloads._contract import Param, params_by_name
@@ -76,6 +76,7 @@ class Spec:
     params: dict[str, Any]  # fixed values, workload defaults filled in
     dims: tuple[Dim, ...]
     run: dict[str, Any]
+    overrides: tuple[str, ...] = ()  # --set KEY=VALUE applied over the file, in order
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -112,7 +113,7 @@ class Spec:
         return json.dumps(doc, sort_keys=True, default=str)
 
 
-def load(path: str | Path) -> Spec:
+def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
     """Read and validate the sweep spec at ``path``."""
     path = Path(path)
     where = str(path)
@@ -122,14 +123,17 @@ def load(path: str | Path) -> Spec:
         raise SpecError(f"{where}: no such file") from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:
         raise SpecError(f"{where}: cannot be read as a TOML text file ({exc.__class__.__name__})") from None
-    return parse(text, where=where, base_dir=path.parent)
+    return parse(text, where=where, base_dir=path.parent, overrides=overrides)
 
 
-def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spec:
+def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overrides: Iterable[str] = ()) -> Spec:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{where}: not valid TOML: {exc}") from None
+    overrides = tuple(overrides)
+    for item in overrides:
+        apply_override(doc, item, where)
     base_dir = base_dir or Path(".")
     for key in doc:
         if key not in TOP_KEYS:
@@ -199,7 +203,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None) -> Spe
         raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
                         f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run)
+                tuple(independent), params, tuple(dims), run, overrides)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
@@ -221,6 +225,31 @@ def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> N
         parse_reference(doc, where, metrics, coords)
     except ReferenceError as exc:
         raise SpecError(str(exc)) from None
+
+
+def apply_override(doc: dict, item: str, where: str) -> None:
+    """Apply ``--set KEY=VALUE`` to a parsed spec: a dotted key (``params.nodes``,
+    ``sweep.load``, ``replications``, ``run.batch_seconds``) and a TOML value
+    (``200``, ``[0.5, 0.9]``, ``"easy"``); then the spec is checked as if the file said it."""
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise SpecError(f"{where}: --set {item!r}: expected KEY=VALUE, e.g. params.nodes=200 or sweep.load=[0.5,0.9]")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise SpecError(f"{where}: --set {key}: {value.strip()!r} is not a TOML value "
+                        "(numbers as is, text in quotes, lists in [ ])") from None
+    parts = key.split(".")
+    if not all(parts) or parts[0] not in TOP_KEYS or parts[0] in ("zip", "reference"):
+        raise SpecError(f"{where}: --set {key}: not a key that can be set; use a top-level key "
+                        f"({', '.join(k for k in TOP_KEYS if k not in ('zip', 'reference'))}) or TABLE.NAME")
+    table = doc
+    for part in parts[:-1]:
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            raise SpecError(f"{where}: --set {key}: {part!r} is not a table")
+    table[parts[-1]] = parsed
 
 
 def _show(value: Any, limit: int = 60) -> str:

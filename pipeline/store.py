@@ -268,16 +268,110 @@ def stored_identity(path: Path) -> str | None:
     return group.attrs.get("spec_identity")
 
 
-def check_same_spec(path: Path, spec: Spec) -> None:
+def check_same_spec(path: Path, spec: Spec) -> dict[str, int] | None:
+    """None if the store was made by ``spec``; the new sizes if ``spec`` only grows it.
+
+    A spec grows a store when it differs only by more ``replications`` or by values added
+    at the end of ``[sweep]`` lists or ``[[zip]]`` groups: the store's results stay what
+    they are, with the same seeds (common random numbers index replications and cells the
+    same way), and only the new replications and cells run. Any other change is refused
+    with the keys that differ.
+    """
     identity = stored_identity(path)
-    if identity != spec.identity():
-        old = json.loads(identity) if identity else {}
-        new = json.loads(spec.identity())
-        differ = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    target = (_root_attrs(path) or {}).get("growing")
+    if target and target != spec.identity():  # half grown: its arrays fit neither spec but that one
+        raise StoreError(f"{path}: a run that was growing this store to another spec was interrupted; run that "
+                         "spec again to finish growing it (or give another --store)")
+    if identity == spec.identity():
+        return None
+    old = json.loads(identity) if identity else {}
+    new = json.loads(spec.identity())
+    differ = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    sizes = _growth(old, new, path)
+    if sizes is None:
         raise StoreError(
-            f"{path} was made by a different spec (differs in: {', '.join(differ) or 'everything'}); "
-            "give another --store, or delete the store to start over"
+            f"{path} was made by a different spec (differs in: {', '.join(differ) or 'everything'}); only more "
+            "replications or values added at the end of a sweep list grow a store — give another --store, "
+            "or delete the store to start over"
         )
+    return sizes
+
+
+def _growth(old: dict, new: dict, path: Path) -> dict[str, int] | None:
+    """{dimension: new length} when ``new`` only extends ``old``; None for any other change."""
+    if {k: v for k, v in old.items() if k not in ("replications", "dims")} != \
+            {k: v for k, v in new.items() if k not in ("replications", "dims")}:
+        return None
+    if new["replications"] < old["replications"]:
+        raise StoreError(f"{path} holds {old['replications']} replications per cell; replications = "
+                         f"{new['replications']} would drop some — a store only grows (give another --store)")
+    sizes = {"replication": new["replications"]} if new["replications"] > old["replications"] else {}
+    if [d[0] for d in old["dims"]] != [d[0] for d in new["dims"]]:
+        return None
+    for (name, old_members), (_, new_members) in zip(old["dims"], new["dims"]):
+        if set(old_members) != set(new_members):
+            return None
+        grown = set()
+        for member, values in old_members.items():
+            now = new_members[member]
+            if now[:len(values)] != values:
+                return None  # a value changed or moved: not an extension
+            grown.add(len(now) - len(values))
+        if len(grown) != 1:
+            return None
+        n = grown.pop()
+        if n:
+            sizes[name] = len(new_members[name])
+    return sizes
+
+
+def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> None:
+    """Extend the store's arrays to ``spec`` (new entries: NaN metrics, status 'not run').
+
+    The target is recorded first and the identity last, so a run killed while growing
+    leaves a store that the same spec finishes growing (resizing is idempotent).
+    """
+    group = zarr.open_group(path, mode="r+")
+    group.attrs["growing"] = spec.identity()
+    fault_point()
+    members = {m: dim.name for dim in spec.dims for m in dim.members}
+    values = {m: _coord_array(v) for dim in spec.dims for m, v in dim.members.items()}
+    for name, arr in list(group.arrays()):
+        dims = list(arr.metadata.dimension_names or ())
+        shape = tuple(sizes.get(d, n) for d, n in zip(dims, arr.shape))
+        if shape != arr.shape:
+            old_shape = arr.shape
+            arr.resize(shape)
+            if name == "cell_seconds":  # its fill value is NaN; a new cell has spent 0 s
+                for axis, (a, b) in enumerate(zip(old_shape, shape)):
+                    if b > a:
+                        index = [slice(None)] * len(shape)
+                        index[axis] = slice(a, b)
+                        arr[tuple(index)] = 0.0
+        if name == "replication":
+            arr[...] = np.arange(spec.replications)
+        elif name in members and dims == [members[name]]:
+            arr[...] = values[name]
+        fault_point()
+    attrs = dict(group.attrs)
+    reps = np.asarray(attrs.get("batch_reps", []))
+    if reps.ndim == len(spec.dims) and reps.size:
+        attrs["batch_reps"] = _pad(reps, spec.shape, int(reps.max())).tolist()
+    pilot = attrs.get("pilot_seconds_per_rep")
+    if pilot is not None and np.ndim(pilot) == len(spec.dims):
+        attrs["pilot_seconds_per_rep"] = _pad(np.asarray(pilot, float), spec.shape,
+                                              float(np.nanmax(pilot))).tolist()
+    attrs.update(replications=spec.replications, spec_text=spec.text, spec_path=spec.path,
+                 grown=list(attrs.get("grown", [])) + [{"sizes": sizes, "spec_text": spec.text}])
+    attrs["growing"] = None
+    attrs["spec_identity"] = spec.identity()
+    group.attrs.update(attrs)  # one write: the new identity and the end of growing together
+    fault_point()
+
+
+def _pad(a: np.ndarray, shape: tuple[int, ...], value: Any) -> np.ndarray:
+    """``a`` extended at the end of each axis to ``shape`` with ``value``."""
+    return np.pad(a, [(0, n - m) for m, n in zip(a.shape, shape)], constant_values=value)
 
 
 @contextlib.contextmanager
