@@ -297,22 +297,22 @@ def scheduler_host(options: SlurmOptions) -> str | None:
 def temporary_security(directory: str) -> tuple[Any, str | None]:
     """A ``distributed.security.Security`` with a fresh self-signed certificate for every role.
 
-    ``Security.temporary()`` when the ``cryptography`` package is there (dask-jobqueue writes the
-    workers' part into its ``shared_temp_directory``); else a certificate made by ``openssl`` in a
-    new private folder under ``directory``, returned too so the caller removes it at the end.
+    A certificate made by ``openssl`` in a new private folder under ``directory`` (returned
+    too, so the caller removes it at the end): the files every worker job reads are ours,
+    named and private. Without ``openssl``, ``Security.temporary()`` when the ``cryptography``
+    package is there (dask-jobqueue then writes the workers' part into its
+    ``shared_temp_directory``).
     """
     from distributed.security import Security
 
-    try:
-        import cryptography  # noqa: F401 - what Security.temporary needs
-    except ImportError:
-        pass
-    else:
-        return Security.temporary(), None
     if shutil.which("openssl") is None:
-        raise SlurmOptionError("tls = true needs the Python package 'cryptography' or the openssl command to make "
-                               "a temporary certificate; install one, or set tls: false and an interface that only "
-                               "the cluster reaches")
+        try:
+            import cryptography  # noqa: F401 - what Security.temporary needs
+        except ImportError:
+            raise SlurmOptionError("tls = true needs the openssl command or the Python package 'cryptography' to "
+                                   "make a temporary certificate; install one, or set tls: false and an interface "
+                                   "that only the cluster reaches") from None
+        return Security.temporary(), None
     base = Path(os.path.expanduser(directory))
     base.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="run-", dir=base)  # mode 0700: the key is readable by this user only
