@@ -137,6 +137,13 @@ def _show(args: argparse.Namespace) -> int:
                 counts[reasons[str(code)][0]] = n
     if counts:
         print("reasons:     " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in auto_lines(ds):
+        print(line)
+    if a.get("overrides"):
+        print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
+    if a.get("grown"):
+        print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
+            ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
     print(f"made:        {a.get('created')} on {a.get('host')}, schedsweep {a.get('schedsweep_version')}, "
           f"git {(a.get('git_commit') or '-')[:10]}")
     print(f"last run:    {a.get('last_run_started', '-')} → {a.get('last_run_ended', '-')}")
@@ -145,6 +152,31 @@ def _show(args: argparse.Namespace) -> int:
     for line in a.get("spec_text", "").splitlines():
         print("  " + line)
     return 0
+
+
+def auto_lines(ds: Any) -> list[str]:
+    """What replications = "auto" did, per cell: replications run, precision reached, met."""
+    auto = ds.attrs.get("auto")
+    if not auto:
+        return []
+    import numpy as np
+
+    run = np.asarray(auto["replications_run"]).ravel()
+    reached = np.array([np.nan if v is None else v for v in auto["precision_reached"]], float)
+    met = np.asarray(auto["met"]).ravel()
+    dims = [d for d in ds.attrs.get("dims", [])]
+    lines = [f"auto:        target relative precision {auto['precision']:g} of {auto['metric']}: "
+             f"{int(met.sum())} of {met.size} cells met it; replications run {int(run.min())}-{int(run.max())} "
+             f"of at most {auto['max_replications']}"]
+    if dims and met.size <= 60:
+        import itertools
+
+        values = [list(map(_plain, ds[d].values)) for d in dims]
+        for k, combo in enumerate(itertools.product(*values)):
+            where = ", ".join(f"{d}={v}" for d, v in zip(dims, combo))
+            lines.append(f"    {where}: {run[k]} replications, precision {reached[k]:.3g}"
+                         f" {'met' if met[k] else 'NOT met'}")
+    return lines
 
 
 def _plain(v: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codehash, seeding, store as store_mod
+from . import codehash, seeding, sequential, store as store_mod
 from .executors import open_executor, say
 from .spec import Spec, load, workload_of
 from .tasks import pilot, run_isolated
@@ -166,6 +166,9 @@ class _Runner:
                 self._write(Batch(cell, start, start + result["n"]), result)
             status = self.writer.status_array()
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
+        self.reps = reps
+        if self.spec.auto:  # replications = "auto": each cell's first wave, or none if it is done
+            todo &= self._auto_limits()[..., None] > np.arange(self.spec.replications)
         self.plan = self._batches(todo, reps)
         self.total = int(todo.sum())
         if getattr(self, "seconds_per_rep", None) is None:  # resumed: the pilot of the first run
@@ -185,6 +188,8 @@ class _Runner:
         per_cell = min(self.spec.replications, -(-self.executor.n_workers // len(picks)))
         step = self.spec.replications // per_cell
         jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
+        if self.spec.auto:  # only replications every cell runs: the first wave, from replication 0
+            jobs = [(cell, 0, self.spec.auto["min"]) for cell in picks]
         timeout = self.task_timeout or PILOT_TIMEOUT
         # The first call may compile numba kernels for minutes on a cold cache: say what runs.
         say(f"pilot: timing {len(picks)} of {len(all_cells)} cells (time limit {timeout:g} s per part)")
@@ -219,19 +224,78 @@ class _Runner:
     def _batches(self, todo: np.ndarray, reps: np.ndarray) -> list[Batch]:
         batches = []
         for cell in self.cells:
-            missing = todo[cell]
-            size = int(reps[cell]) if np.ndim(reps) else int(reps)
-            for block in range(0, self.spec.replications, size):
-                block_missing = missing[block:block + size]
-                idx = np.flatnonzero(block_missing) + block
-                if idx.size == 0:
-                    continue
-                # Split into runs of consecutive missing replications.
-                breaks = np.flatnonzero(np.diff(idx) > 1)
-                starts = np.r_[idx[0], idx[breaks + 1]]
-                stops = np.r_[idx[breaks] + 1, idx[-1] + 1]
-                batches += [Batch(cell, int(a), int(b)) for a, b in zip(starts, stops)]
+            batches += self._cell_batches(cell, todo[cell], reps)
         return batches
+
+    def _cell_batches(self, cell: tuple[int, ...], missing: np.ndarray, reps: np.ndarray) -> list[Batch]:
+        """Batches of one cell's missing replications, in blocks aligned to its batch size."""
+        batches = []
+        size = int(reps[cell]) if np.ndim(reps) else int(reps)
+        for block in range(0, self.spec.replications, size):
+            block_missing = missing[block:block + size]
+            idx = np.flatnonzero(block_missing) + block
+            if idx.size == 0:
+                continue
+            # Split into runs of consecutive missing replications.
+            breaks = np.flatnonzero(np.diff(idx) > 1)
+            starts = np.r_[idx[0], idx[breaks + 1]]
+            stops = np.r_[idx[breaks] + 1, idx[-1] + 1]
+            batches += [Batch(cell, int(a), int(b)) for a, b in zip(starts, stops)]
+        return batches
+
+    # -- replications = "auto" ----------------------------------------------------------
+    def _auto_decision(self, cell: tuple[int, ...]) -> sequential.Decision:
+        """The stopping rule on the cell's replications run so far (a prefix 0..n-1)."""
+        status = self.writer.status[cell]
+        run = status != store_mod.NOT_RUN
+        n = int(np.argmin(run)) if not run.all() else len(run)
+        x = np.asarray(self.writer.arrays[self.spec.auto["metric"]][cell][:n], dtype=float)
+        x = np.where(status[:n] == store_mod.OK, x, np.nan)
+        a = self.spec.auto
+        return sequential.decide(x, a["precision"], a["look_ahead"], a["min"], self.spec.replications)
+
+    def _auto_limits(self) -> np.ndarray:
+        """Per cell, the replications its next wave runs up to (0 for a cell that is done)."""
+        limits = np.zeros(self.spec.shape, np.int64)
+        for cell in self.cells:
+            d = self._auto_decision(cell)
+            limits[cell] = 0 if d.done else d.next_n
+        return limits
+
+    def _next_wave(self, cell: tuple[int, ...]) -> None:
+        """A cell finished its wave: stop it, or submit the replications its next wave needs."""
+        d = self._auto_decision(cell)
+        if d.done:
+            return
+        status = self.writer.status[cell]
+        missing = (status == store_mod.NOT_RUN) & (np.arange(self.spec.replications) < d.next_n)
+        batches = self._cell_batches(cell, missing, self.reps)
+        n = int(missing.sum())
+        self._cells_left[cell] = self._cells_left.get(cell, 0) + n
+        self.bar.total += n
+        if hasattr(self.bar, "refresh"):
+            self.bar.refresh()
+        for batch in batches:
+            self.submit(batch)
+
+    def _record_auto(self) -> None:
+        """Per cell: replications run, precision reached, target met (store attrs ``auto``)."""
+        shape = self.spec.shape
+        run, precision, met = np.zeros(shape, np.int64), np.full(shape, np.nan), np.zeros(shape, bool)
+        for cell in self.cells:
+            d = self._auto_decision(cell)
+            run[cell] = int((self.writer.status[cell] != store_mod.NOT_RUN).sum())
+            precision[cell], met[cell] = d.precision, d.met and d.done
+        a = self.spec.auto
+        self.writer.set_attrs(auto={
+            "precision": a["precision"], "metric": a["metric"], "min_replications": a["min"],
+            "look_ahead": a["look_ahead"], "max_replications": self.spec.replications,
+            "replications_run": run.tolist(),
+            "precision_reached": [None if not np.isfinite(v) else float(v) for v in precision.ravel()],
+            "met": met.tolist()})
+        say(f"auto: {int(met.sum())} of {met.size} cells reached relative precision {a['precision']:g} of "
+            f"{a['metric']}; replications run per cell {int(run.min())}-{int(run.max())} "
+            f"(at most {self.spec.replications})")
 
     # -- the store --------------------------------------------------------------------
     def _create(self, chunk: int, reps: np.ndarray) -> None:
@@ -313,6 +377,8 @@ class _Runner:
                 self._write(batch, future.result())
                 self._advance(batch)
         self.bar.close()
+        if self.spec.auto:
+            self._record_auto()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         status = self.writer.status_array()
@@ -327,6 +393,8 @@ class _Runner:
             done = sum(1 for v in self._cells_left.values() if v <= 0)
             self.bar.set_postfix_str(f"cells {done}/{self._n_cells}", refresh=False)
         self.bar.update(n)
+        if left <= 0 and self.spec.auto:
+            self._next_wave(batch.cell)
 
     def summarise(self) -> None:
         """After the run: the failures of this run by kind with their first seeds; SweepFailed if all failed."""

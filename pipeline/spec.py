@@ -21,7 +21,12 @@ TOP_KEYS = {
     "name": "the sweep's name (default store name)",
     "workload": "a workload name (schedsweep workloads)",
     "description": "free text: what the sweep reproduces",
-    "replications": "a positive integer",
+    "replications": "a positive integer, or \"auto\" (with precision, precision_metric, max_replications)",
+    "precision": "replications = \"auto\": target relative CI half-width of precision_metric, in (0, 1)",
+    "precision_metric": "replications = \"auto\": the metric whose precision decides",
+    "max_replications": "replications = \"auto\": at most this many per cell (the store's size)",
+    "min_replications": "replications = \"auto\": the first wave (default 10)",
+    "look_ahead": "replications = \"auto\": replications the target must hold over (default 5; 5% beyond 100)",
     "seed": "a non-negative integer below 2**63, the root seed",
     "independent": "a list of sweep dimensions with independent random streams",
     "params": "table of fixed parameter values",
@@ -77,6 +82,8 @@ class Spec:
     dims: tuple[Dim, ...]
     run: dict[str, Any]
     overrides: tuple[str, ...] = ()  # --set KEY=VALUE applied over the file, in order
+    # replications = "auto": {"precision", "metric", "min", "look_ahead"} (replications is the maximum)
+    auto: dict[str, Any] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -141,7 +148,8 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     wl_name = _required(doc, "workload", str, where)
     module = load_workload(where, wl_name)
     declared = params_by_name(module.PARAMS)
-    replications = _required(doc, "replications", int, where)
+    auto = _auto(doc, where, module)
+    replications = doc["max_replications"] if auto else _required(doc, "replications", int, where)
     if replications < 1:
         raise SpecError(f"{where}: replications = {_show(replications)} must be a positive integer")
     if replications > MAX_REPLICATIONS:
@@ -203,7 +211,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
         raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
                         f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run, overrides)
+                tuple(independent), params, tuple(dims), run, overrides, auto)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
@@ -285,6 +293,41 @@ def load_workload(where: str, wl_name: str) -> ModuleType:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
+
+
+AUTO_KEYS = ("precision", "precision_metric", "max_replications", "min_replications", "look_ahead")
+
+
+def _auto(doc: dict, where: str, module: ModuleType) -> dict[str, Any] | None:
+    """The settings of ``replications = "auto"`` (pipeline.md §6), checked; None otherwise."""
+    if doc.get("replications") != "auto":
+        given = [k for k in AUTO_KEYS if k in doc]
+        if given:
+            raise SpecError(f"{where}: {', '.join(given)} only apply with replications = \"auto\"")
+        return None
+    for key in ("precision", "precision_metric", "max_replications"):
+        if key not in doc:
+            raise SpecError(f"{where}: replications = \"auto\" needs {key} ({TOP_KEYS[key]})")
+    precision = doc["precision"]
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1:
+        raise SpecError(f"{where}: precision = {_show(precision)} must be a number in (0, 1), e.g. 0.05")
+    metric = doc["precision_metric"]
+    metrics = {m.name: m for m in module.METRICS}
+    if metric not in metrics or metrics[metric].dims or metrics[metric].timing:
+        usable = [m.name for m in module.METRICS if not m.dims and not m.timing]
+        raise SpecError(f"{where}: precision_metric = {_show(metric)} must be a metric of one value per "
+                        f"replication (not a timing); one of: {', '.join(usable)}")
+    ints = {}
+    for key, default, low in (("max_replications", None, 2), ("min_replications", 10, 2), ("look_ahead", 5, 0)):
+        value = doc.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_REPLICATIONS:
+            raise SpecError(f"{where}: {key} = {_show(value)} must be an integer in [{low}, {MAX_REPLICATIONS:,}]")
+        ints[key] = value
+    if ints["min_replications"] > ints["max_replications"]:
+        raise SpecError(f"{where}: min_replications = {ints['min_replications']} exceeds max_replications = "
+                        f"{ints['max_replications']}")
+    return {"precision": float(precision), "metric": metric, "min": ints["min_replications"],
+            "look_ahead": ints["look_ahead"]}
 
 
 def _required(doc: dict, key: str, kind: type, where: str) -> Any:
