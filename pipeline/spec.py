@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable
 
+import numpy as np
+
 import workloads
 from workloads._contract import Param, params_by_name
 
@@ -33,6 +35,7 @@ TOP_KEYS = {
     "sweep": "table of parameter lists, crossed",
     "zip": "array of tables of parameter lists varied together",
     "run": "table of execution hints",
+    "sample": "table: method (lhs, sobol, halton, random), n, seed, and per parameter { low, high, log }",
     "reproduces": "the figure or table of the source paper this sweep reproduces",
     "reference": "published values and claims to hold the results against (pipeline/reference.py)",
 }
@@ -195,6 +198,10 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
         first = next(iter(members))
         dims.append(Dim(first, members[first], members))
 
+    sample = _sample(doc, where, declared, seen, wl_name, base_dir)
+    if sample is not None:
+        dims.append(sample)
+
     independent = doc.get("independent", [])
     if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
         raise SpecError(f"{where}: independent must be a list of sweep dimension names")
@@ -293,6 +300,83 @@ def load_workload(where: str, wl_name: str) -> ModuleType:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
+
+
+SAMPLERS = ("lhs", "sobol", "halton", "random")
+MAX_SAMPLES = 1_000_000
+
+
+def _sample(doc: dict, where: str, declared: dict[str, Param], seen: dict[str, str], wl_name: str,
+            base_dir: Path) -> Dim | None:
+    """``[sample]``: n points of a space-filling design over parameter ranges, one dimension
+    ``sample`` whose coordinates are the points' parameter values (scipy.stats.qmc)."""
+    if "sample" not in doc:
+        return None
+    table = doc["sample"]
+    if not isinstance(table, dict):
+        raise SpecError(f"{where}: sample must be a table ([sample])")
+    method, n, seed = table.get("method"), table.get("n"), table.get("seed")
+    if method not in SAMPLERS:
+        raise SpecError(f"{where}: [sample] method = {_show(method)}; allowed: {', '.join(SAMPLERS)}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SAMPLES:
+        raise SpecError(f"{where}: [sample] n = {_show(n)} must be an integer in [1, {MAX_SAMPLES:,}]")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise SpecError(f"{where}: [sample] seed = {_show(seed)} must be a non-negative integer below 2**63")
+    if "sample" in declared:
+        raise SpecError(f"{where}: [sample] would name a dimension 'sample', but {wl_name} has a parameter "
+                        "of that name")
+    ranges = {k: v for k, v in table.items() if k not in ("method", "n", "seed")}
+    if not ranges:
+        raise SpecError(f"{where}: [sample] names no parameter; add e.g. arrival_rate = {{ low = 0.1, high = 0.9 }}")
+    bounds = []
+    for key, r in ranges.items():
+        label = f"[sample] {key}"
+        if key not in declared:
+            raise _unknown(where, label, wl_name, declared)
+        _not_seen(where, key, "[sample]", seen)
+        if declared[key].kind not in ("int", "float"):
+            raise SpecError(f"{where}: {label}: only numeric parameters can be sampled ({key} is {declared[key].kind})")
+        if not isinstance(r, dict) or set(r) - {"low", "high", "log"} or not {"low", "high"} <= set(r):
+            raise SpecError(f"{where}: {label} must be a table {{ low = ..., high = ... }} (optional log = true)")
+        low, high, log = r["low"], r["high"], r.get("log", False)
+        for name, v in (("low", low), ("high", high)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise SpecError(f"{where}: {label} {name} = {_show(v)} must be a finite number")
+        if not low < high:
+            raise SpecError(f"{where}: {label}: low = {low} must be below high = {high}")
+        if not isinstance(log, bool) or (log and low <= 0):
+            raise SpecError(f"{where}: {label}: log = true needs low > 0 (and log a boolean)")
+        for v in (low, high):
+            _check_value(where, label, declared, key, int(v) if declared[key].kind == "int" else float(v),
+                         wl_name, base_dir)
+        bounds.append((key, float(low), float(high), log))
+    unit = sample_points(method, n, len(bounds), seed)
+    members = {}
+    for j, (key, low, high, log) in enumerate(bounds):
+        integer = declared[key].kind == "int"
+        top = high + 1 if integer else high  # integers: [low, high + 1) floored, so every value is as likely
+        x = np.exp(np.log(low) + unit[:, j] * (np.log(top) - np.log(low))) if log else low + unit[:, j] * (top - low)
+        values = tuple(int(v) for v in np.minimum(np.floor(x), high)) if integer else tuple(float(v) for v in x)
+        members[key] = tuple(_check_value(where, f"[sample] {key}", declared, key, v, wl_name, base_dir)
+                             for v in values)
+    return Dim("sample", tuple(range(n)), members)
+
+
+def sample_points(method: str, n: int, d: int, seed: int) -> np.ndarray:
+    """n points in [0, 1)^d of the design ``method`` (scipy.stats.qmc), the same for the same seed."""
+    import warnings
+
+    from scipy.stats import qmc
+
+    rng = np.random.default_rng(seed)
+    if method == "random":
+        return rng.random((n, d))
+    engine = {"lhs": lambda: qmc.LatinHypercube(d=d, seed=rng),
+              "sobol": lambda: qmc.Sobol(d=d, scramble=True, seed=rng),
+              "halton": lambda: qmc.Halton(d=d, scramble=True, seed=rng)}[method]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Sobol's balance warning for n not a power of 2
+        return engine.random(n)
 
 
 AUTO_KEYS = ("precision", "precision_metric", "max_replications", "min_replications", "look_ahead")

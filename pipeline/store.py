@@ -321,7 +321,7 @@ def _growth(old: dict, new: dict, path: Path) -> dict[str, int] | None:
             return None
         n = grown.pop()
         if n:
-            sizes[name] = len(new_members[name])
+            sizes[name] = len(next(iter(new_members.values())))
     return sizes
 
 
@@ -336,6 +336,9 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     fault_point()
     members = {m: dim.name for dim in spec.dims for m in dim.members}
     values = {m: _coord_array(v) for dim in spec.dims for m, v in dim.members.items()}
+    for dim in spec.dims:  # a dimension's own coordinate (a [sample] index has no member of its name)
+        members[dim.name] = dim.name
+        values[dim.name] = _coord_array(dim.values)
     for name, arr in list(group.arrays()):
         dims = list(arr.metadata.dimension_names or ())
         shape = tuple(sizes.get(d, n) for d, n in zip(dims, arr.shape))
