@@ -47,26 +47,26 @@ def _run(spec: Path, store: Path, **kw) -> Path:
 
 
 def test_more_replications_and_new_values_equal_a_fresh_run(write_spec, tmp_path):
-    big = _spec(write_spec, 30, [0.3, 0.5, 0.7], mu=(1.0, 2.0, 4.0), warmup=(10, 30, 50), name="big.toml")
+    big = _spec(write_spec, 100, [0.3, 0.5, 0.7], mu=(1.0, 2.0, 4.0), warmup=(10, 30, 50), name="big.toml")
     ref = _data(_run(big, tmp_path / "fresh.zarr"))
     store = tmp_path / "grown.zarr"
-    _run(_spec(write_spec, 8, [0.3, 0.5], name="small.toml"), store)
-    _run(_spec(write_spec, 30, [0.3, 0.5], name="more.toml"), store)          # replications 8 -> 30
-    _run(_spec(write_spec, 30, [0.3, 0.5, 0.7], name="rate.toml"), store)     # a [sweep] value added
+    _run(_spec(write_spec, 30, [0.3, 0.5], name="small.toml"), store)
+    _run(_spec(write_spec, 100, [0.3, 0.5], name="more.toml"), store)         # replications 30 -> 100
+    _run(_spec(write_spec, 100, [0.3, 0.5, 0.7], name="rate.toml"), store)    # a [sweep] value added
     grown = _data(_run(big, store))                                           # a [[zip]] group extended
     xr.testing.assert_identical(ref, grown)
     assert len(pipeline.open_store(store).attrs["grown"]) == 3
 
 
 def test_a_kill_in_the_middle_of_the_growth_resumes_to_the_same_store(write_spec, tmp_path):
-    big = _spec(write_spec, 20, [0.3, 0.5, 0.7], name="big.toml")
+    big = _spec(write_spec, 100, [0.3, 0.5, 0.7], name="big.toml")
     ref = _data(_run(big, tmp_path / "fresh.zarr"))
-    small = _spec(write_spec, 6, [0.3, 0.5], name="small.toml")
+    small = _spec(write_spec, 30, [0.3, 0.5], name="small.toml")
     # Growth's fault points: target recorded (1), after each of the store's arrays (2..), the
     # new identity; the first batch's follow. Kill at several of them, each on a fresh copy.
     for at in (1, 2, 5, 9, 13):
         store = tmp_path / f"k{at}.zarr"
-        _run(small, store, batch_size=3)
+        _run(small, store, batch_size=10)
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -75,7 +75,7 @@ def test_a_kill_in_the_middle_of_the_growth_resumes_to_the_same_store(write_spec
                 child._all.clear()
                 store_mod._fault_calls = 0
                 os.environ["SCHEDSWEEP_KILL_AT"] = str(at)
-                _run(big, store, batch_size=3)
+                _run(big, store, batch_size=10)
                 code = 0
             finally:
                 os._exit(code)
@@ -85,7 +85,7 @@ def test_a_kill_in_the_middle_of_the_growth_resumes_to_the_same_store(write_spec
         if at < 13:
             with pytest.raises(store_mod.StoreError, match="interrupted"):
                 _run(small, store)
-        xr.testing.assert_identical(ref, _data(_run(big, store, batch_size=3)))
+        xr.testing.assert_identical(ref, _data(_run(big, store, batch_size=10)))
 
 
 def test_other_changes_and_fewer_replications_are_refused(write_spec, tmp_path, capsys):
