@@ -215,7 +215,7 @@ def value_rows(ref: Reference, stats: xr.Dataset) -> list[dict[str, Any]]:
     """Per published value: our mean, CI, relative difference and whether the CI holds it."""
     rows = []
     for v in ref.values:
-        da = stats[v.metric].sel(**v.where) if v.metric in stats else None
+        da = stats[v.metric].sel(v.where) if v.metric in stats else None
         if da is None or set(da.dims) - {"stat"}:
             mean = half = low = high = float("nan")  # the store lacks the cell, or the selection is not one cell
         else:
@@ -240,7 +240,7 @@ def claim_rows(ref: Reference, stats: xr.Dataset) -> list[dict[str, Any]]:
 
 def check_claim(claim: Claim, means: xr.DataArray) -> dict[str, Any]:
     """{"holds": bool | None, "ours": text of the means along the claim's dimension}."""
-    da = means.sel(**claim.where)
+    da = means.sel(claim.where)  # a dict: a dimension may be called "method"
     if claim.among:
         da = da.sel({claim.along: list(claim.among)})
     others = [d for d in da.dims if d != claim.along]

@@ -94,11 +94,14 @@ def test_peak_near_among_and_every_slice():
 
 
 def test_value_rows_relative_difference_and_ci():
-    stats = xr.Dataset({"m": xr.DataArray([[10.0, 1.0, 9.0, 11.0], [20.0, 1.0, 19.0, 21.0]], dims=["x", "stat"],
-                                          coords={"x": ["a", "b"], "stat": ["mean", "half_width", "ci_low",
-                                                                            "ci_high"]})})
-    ref = reference.Reference("", (reference.Value("m", {"x": "a"}, 10.5),
-                                   reference.Value("m", {"x": "b"}, 25.0)), ())
+    # the dimension is called "method", as in the cyclic specs (not xarray's sel keyword)
+    stats = xr.Dataset({"m": xr.DataArray([[10.0, 1.0, 9.0, 11.0], [20.0, 1.0, 19.0, 21.0]], dims=["method", "stat"],
+                                          coords={"method": ["a", "b"], "stat": ["mean", "half_width", "ci_low",
+                                                                                 "ci_high"]})})
+    ref = reference.Reference("", (reference.Value("m", {"method": "a"}, 10.5),
+                                   reference.Value("m", {"method": "b"}, 25.0)),
+                              (reference.Claim("t", "max", "m", "method", at="b"),))
+    assert reference.claim_rows(ref, stats)[0]["holds"] is True
     rows = reference.value_rows(ref, stats)
     assert [r["inside_ci"] for r in rows] == [True, False]
     assert rows[0]["relative"] == pytest.approx((10 - 10.5) / 10.5)
