@@ -73,13 +73,13 @@ def format_duration(seconds: float) -> str:
 
 def seconds_per_rep(store: Path, spec: Spec) -> tuple[np.ndarray | None, str]:
     """Per-cell seconds per replication measured in ``store`` (broadcast to the spec's cells)."""
-    import zarr
+    from .store import attrs_of, open_group as store_open_group
 
     try:
-        group = zarr.open_group(store, mode="r")
+        group = store_open_group(store, "r")
     except Exception as exc:  # noqa: BLE001 - any unreadable store just gives no estimate
         return None, f"{store} unreadable: {exc.__class__.__name__}"
-    attrs = dict(group.attrs)
+    attrs = attrs_of(group)
     where = "" if attrs.get("host") in (None, platform.node()) else f" on {attrs['host']}"
     pilot = attrs.get("pilot_seconds_per_rep")
     if pilot is not None:

@@ -151,7 +151,7 @@ class _Runner:
     def start(self, batch_size: int | None, retry_failed: bool) -> None:
         if (self.path / "zarr.json").exists():
             self.writer = store_mod.Writer(self.path, self.spec, self.module)
-            batch_reps = self.writer.group.attrs.get("batch_reps")
+            batch_reps = self.writer.attrs().get("batch_reps")
             reps = np.asarray(batch_reps) if batch_reps else np.full(self.spec.shape, self.writer.chunk())
             status = self.writer.status_array()
             say(f"resuming {self.path}: {int((status != store_mod.NOT_RUN).sum())} of {status.size} replications done")
@@ -172,7 +172,7 @@ class _Runner:
         self.plan = self._batches(todo, reps)
         self.total = int(todo.sum())
         if getattr(self, "seconds_per_rep", None) is None:  # resumed: the pilot of the first run
-            stored = self.writer.group.attrs.get("pilot_seconds_per_rep")
+            stored = self.writer.attrs().get("pilot_seconds_per_rep")
             if stored is not None:
                 self.seconds_per_rep = np.asarray(stored, dtype=float)
 
@@ -381,6 +381,7 @@ class _Runner:
             self._record_auto()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
+        store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         status = self.writer.status_array()
         counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
         say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))

@@ -76,7 +76,9 @@ def wants_log(values: np.ndarray) -> bool:
 
 
 def y_label(da: xr.DataArray, metric: str) -> str:
-    units = da.attrs.get("units", "")
+    from .conventions import display_unit
+
+    units = display_unit(da.attrs)
     label = metric
     if "paired" in da.attrs:
         label = f"{metric} − baseline ({da.attrs['paired']})"

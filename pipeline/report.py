@@ -243,8 +243,10 @@ def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant:
 
 
 def _metric_heading(ds: xr.Dataset, metric: str) -> str:
+    from .conventions import display_unit
+
     attrs = ds[metric].attrs
-    units = attrs.get("units", "")
+    units = display_unit(attrs)
     timing = " (timing: wall-clock, not reproducible)" if metric in ds.attrs.get("timing_metrics", []) else ""
     return (f"<h3 id='metric-{_e(metric)}'>{_e(metric)}{' [' + _e(units) + ']' if units else ''}</h3>"
             f"<p class='muted'>{_e(attrs.get('description', ''))}{_e(timing)}</p>")

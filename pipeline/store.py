@@ -33,6 +33,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
+from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
 
 NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
@@ -67,12 +68,38 @@ def fault_point() -> None:
 
 
 def _root_attrs(path: Path) -> dict[str, Any] | None:
-    """The attributes of ``path/zarr.json``, or None if it is missing or not zarr metadata."""
+    """The attributes of ``path/zarr.json`` (decoded), or None if it is missing or not zarr metadata."""
     try:
         meta = json.loads((path / "zarr.json").read_text())
     except (OSError, ValueError):
         return None
-    return meta.get("attributes", {}) if isinstance(meta, dict) else None
+    return decode_attrs(meta.get("attributes", {})) if isinstance(meta, dict) else None
+
+
+def open_group(path: Path, mode: str = "r") -> zarr.Group:
+    """The store's root group from its own metadata, never from a consolidated copy that an
+    interrupted run may have left behind."""
+    return zarr.open_group(path, mode=mode, use_consolidated=False)
+
+
+def attrs_of(group: zarr.Group) -> dict[str, Any]:
+    """A group's attributes with nested provenance decoded (:mod:`pipeline.conventions`)."""
+    return decode_attrs(dict(group.attrs))
+
+
+def update_attrs(group: zarr.Group, **attrs: Any) -> None:
+    """Write attributes, nested ones as JSON text (so netCDF can hold them)."""
+    group.attrs.update(encode_attrs(attrs))
+
+
+def consolidate(path: Path) -> None:
+    """Consolidated metadata, so plain ``xr.open_zarr(path)`` opens the store in one read
+    without a warning; rewritten after every change of shape or attributes."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr notes that consolidation is not part of the v3 spec
+        zarr.consolidate_metadata(str(path))
 
 
 def is_ours(path: Path) -> bool:
@@ -145,6 +172,7 @@ def _coords(spec: Spec, module: ModuleType) -> dict[str, Any]:
 def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[str, Any]) -> None:
     """Write an empty store (NaN metrics, status 'not run') for ``spec`` at ``path``."""
     dims = _dim_names(spec)
+    var_attrs = variable_attrs(module, spec.workload, [m for d in spec.dims for m in d.members] + dims)
     shape = spec.shape
     cell_chunks = (1,) * len(dims)
     chunk = int(min(chunk, spec.replications))
@@ -155,7 +183,7 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
         data_vars[metric.name] = (
             dims + ["replication"] + extra_dims,
             np.full(shape + (spec.replications,) + metric.shape, np.nan),
-            {"units": metric.unit, "description": metric.description, "timing": int(metric.timing)},
+            {"description": metric.description, **var_attrs[metric.name]},
         )
         encoding[metric.name] = {"chunks": cell_chunks + (chunk,) + metric.shape}
     for name, description in (("status", "0 not run, 1 ok, 2 no result, 3 failed"),
@@ -169,12 +197,19 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
                          {"description": "seed handed to the workload for this replication"})
     data_vars["cell_seconds"] = (dims, np.zeros(shape), {"units": "s", "timing": 1,
                                                          "description": "task wall time spent on the cell"})
-    ds = xr.Dataset(data_vars, coords=_coords(spec, module), attrs=attrs)
+    for name in ("status", "reason", "seed", "cell_seconds"):
+        data_vars[name][2].update(var_attrs[name])
+    ds = xr.Dataset(data_vars, coords=_coords(spec, module),
+                    attrs=encode_attrs({**dataset_attrs(spec.workload), **attrs}))
+    for name in ds.coords:
+        if name in var_attrs:
+            ds[name].attrs.update(var_attrs[name])
     real = path.resolve()
     build = real.parent / f".{real.name}{BUILD_TAG}{os.getpid()}"
     real.parent.mkdir(parents=True, exist_ok=True)
     fault_point()
     ds.to_zarr(build, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
+    consolidate(build)
     fault_point()
     if real.is_dir():
         real.rmdir()  # an empty folder given as the store (prepare checked it is empty)
@@ -187,7 +222,9 @@ def open_store(path: str | Path) -> xr.Dataset:
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
-    return xr.open_zarr(path, consolidated=False)
+    ds = xr.open_zarr(path, consolidated=False)
+    ds.attrs = decode_attrs(ds.attrs)
+    return ds
 
 
 def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]]:
@@ -197,8 +234,9 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
     of several records of one replication the last is kept.
     """
     path = Path(path)
-    group = zarr.open_group(path, mode="r")
-    records = list(group.attrs.get("failures", []))  # stores made before the failures group
+    group = open_group(path, "r")
+    attrs = attrs_of(group)
+    records = list(attrs.get("failures", []))  # stores made before the failures group
     try:
         texts = group[f"{FAILURES_GROUP}/records"][...]
     except KeyError:
@@ -211,7 +249,7 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
     if not current or not records:
         return records
     status = group["status"][...]
-    dims = list(group.attrs.get("dims", []))
+    dims = list(attrs.get("dims", []))
     coords = {d: [_plain(v) for v in group[d][...]] for d in dims}
     last: dict[tuple, dict[str, Any]] = {}
     for r in records:
@@ -259,12 +297,13 @@ def check_same_code(path: Path, code: dict[str, Any], allow_changed: bool) -> di
 
 def record_code_change(path: Path, change: dict[str, Any]) -> None:
     """Keep an allowed change of model code in the store's provenance (``code_changes``)."""
-    group = zarr.open_group(path, mode="r+")
-    group.attrs["code_changes"] = list(group.attrs.get("code_changes", [])) + [change]
+    group = open_group(path, "r+")
+    update_attrs(group, code_changes=list(attrs_of(group).get("code_changes", [])) + [change])
+    consolidate(path)
 
 
 def stored_identity(path: Path) -> str | None:
-    group = zarr.open_group(path, mode="r")
+    group = open_group(path, "r")
     return group.attrs.get("spec_identity")
 
 
@@ -331,7 +370,7 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     The target is recorded first and the identity last, so a run killed while growing
     leaves a store that the same spec finishes growing (resizing is idempotent).
     """
-    group = zarr.open_group(path, mode="r+")
+    group = open_group(path, "r+")
     group.attrs["growing"] = spec.identity()
     fault_point()
     members = {m: dim.name for dim in spec.dims for m in dim.members}
@@ -356,7 +395,7 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
         elif name in members and dims == [members[name]]:
             arr[...] = values[name]
         fault_point()
-    attrs = dict(group.attrs)
+    attrs = attrs_of(group)
     reps = np.asarray(attrs.get("batch_reps", []))
     if reps.ndim == len(spec.dims) and reps.size:
         attrs["batch_reps"] = _pad(reps, spec.shape, int(reps.max())).tolist()
@@ -368,8 +407,9 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
                  grown=list(attrs.get("grown", [])) + [{"sizes": sizes, "spec_text": spec.text}])
     attrs["growing"] = None
     attrs["spec_identity"] = spec.identity()
-    group.attrs.update(attrs)  # one write: the new identity and the end of growing together
+    update_attrs(group, **attrs)  # one write: the new identity and the end of growing together
     fault_point()
+    consolidate(path)
 
 
 def _pad(a: np.ndarray, shape: tuple[int, ...], value: Any) -> np.ndarray:
@@ -407,7 +447,7 @@ class Writer:
 
     def __init__(self, path: Path, spec: Spec, module: ModuleType):
         self.path = path
-        self.group = zarr.open_group(path, mode="r+")
+        self.group = open_group(path, "r+")
         self.metrics = module.METRICS
         self.arrays = {m.name: self.group[m.name] for m in self.metrics}
         self.status = self.group["status"]
@@ -459,4 +499,7 @@ class Writer:
         arr[n:] = texts
 
     def set_attrs(self, **attrs: Any) -> None:
-        self.group.attrs.update(attrs)
+        update_attrs(self.group, **attrs)
+
+    def attrs(self) -> dict[str, Any]:
+        return attrs_of(self.group)

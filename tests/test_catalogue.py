@@ -70,7 +70,7 @@ def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
 def test_estimate_from_the_pilot_rate_of_an_existing_store(jobs, tmp_path):
     results = tmp_path / "results"
     store = pipeline.run(jobs / "good.toml", results / "good.zarr", workers=0, progress=False)
-    pilot = np.asarray(zarr.open_group(store, mode="r").attrs["pilot_seconds_per_rep"])
+    pilot = np.asarray(pipeline.open_store(store).attrs["pilot_seconds_per_rep"])
     assert pilot.shape == (3, 2) and np.all(pilot > 0)
     (good,) = [e for e in catalogue.entries(jobs, results) if e.spec]
     assert good.seconds == pytest.approx(pilot.sum() * 6 / catalogue.cores(), rel=1e-12)

@@ -210,8 +210,9 @@ def test_plot_files_for_every_workload(store, tmp_path, capsys):
                    .strip())
         root = ET.fromstring(svg.read_bytes())
         assert root.tag.endswith("svg")
-        # The y label carries the metric's units from its declaration.
-        assert f"[{ds[metric].attrs['units']}]" in svg.read_text() or ds[metric].attrs["units"] == ""
+        # The y label carries the metric's unit as declared by the workload.
+        declared = {m.name: m.unit for m in workloads.get(ds.attrs["workload"]).METRICS}[metric]
+        assert f"[{declared}]" in svg.read_text() or declared in ("", "1")
 
 
 def test_report_for_every_workload_embeds_one_figure_per_dimension(store, html_report):
