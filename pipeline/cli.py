@@ -145,7 +145,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
             ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
     print(f"made:        {a.get('created')} on {a.get('host')}, schedsweep {a.get('schedsweep_version')}, "
-          f"git {(a.get('git_commit') or '-')[:10]}")
+          f"git {(a.get('git_commit') or '-')[:10]}{' (uncommitted changes)' if a.get('git_dirty') else ''}")
     print(f"last run:    {a.get('last_run_started', '-')} → {a.get('last_run_ended', '-')}")
     print(f"versions:    {json.dumps(a.get('versions', {}))}")
     print("spec:")

@@ -464,12 +464,8 @@ def _plain(value: Any) -> Any:
 
 
 def provenance(spec: Spec, module: Any) -> dict[str, Any]:
-    """Everything a store needs to say how it was produced."""
-    import dask
-    import numba
-    import xarray
-    import zarr
-
+    """Everything a store needs to say how it was produced (solver choices are parameters:
+    ``params`` holds every parameter, defaults included)."""
     from . import __version__
 
     return {
@@ -490,9 +486,9 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "independent": list(spec.independent),
         "replications": spec.replications,
         "seed": spec.seed,
-        "versions": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-                     "dask": dask.__version__, "xarray": xarray.__version__, "zarr": zarr.__version__},
+        "versions": _versions(),
         "git_commit": _git_commit(),
+        "git_dirty": _git_dirty(),
         "code": codehash.describe(module),
         "host": platform.node(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -501,6 +497,31 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
 
 def _jsonable(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+def _versions() -> dict[str, str]:
+    """Versions of Python and of every package a result can depend on (solvers included)."""
+    import importlib.metadata
+
+    out = {"python": platform.python_version()}
+    for dist in ("numpy", "numba", "llvmlite", "scipy", "dask", "distributed", "xarray", "zarr", "pandas",
+                 "highspy", "pulp"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _git_dirty() -> bool | None:
+    """Whether the checkout this code runs from has uncommitted changes (None outside git)."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
 def _git_commit() -> str | None:

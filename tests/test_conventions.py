@@ -85,3 +85,11 @@ def test_netcdf_round_trip_keeps_data_and_provenance(write_spec, tmp_path):
     assert decode_attrs(back.attrs)["dims"] == ["arrival_rate"]                    # a one-element list stays one
     assert decode_attrs(back.attrs)["params"]["customers"] == 300                    # nested provenance
     assert pipeline.open_store(path).attrs["code"]["hash"] == decode_attrs(back.attrs)["code"]["hash"]
+
+
+def test_provenance_pins_the_result(write_spec, tmp_path):
+    attrs = pipeline.open_store(_store(write_spec, tmp_path)).attrs
+    assert {"numba", "llvmlite", "scipy", "highspy", "numpy", "zarr"} <= set(attrs["versions"])
+    assert attrs["git_dirty"] in (True, False, None) and "git_commit" in attrs
+    assert attrs["params"]["warmup"] == 50 and "service_rate" in attrs["params"]  # defaults included
+    assert attrs["overrides"] == [] and attrs["code"]["files"]
