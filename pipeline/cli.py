@@ -239,6 +239,20 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from .export import export
+
+    print(export(args.store, args.to, args.output))
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from .export import merge
+
+    print(merge(args.stores, args.output))
+    return 0
+
+
 def _jobs(args: argparse.Namespace) -> int:
     from .catalogue import entries, render
 
@@ -318,6 +332,17 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)
+
+    exp = sub.add_parser("export", help="a store as netCDF, or as a long table (parquet, csv) for other tools")
+    exp.add_argument("store")
+    exp.add_argument("--to", required=True, choices=("netcdf", "parquet", "csv"))
+    exp.add_argument("-o", "--output", help="file to write (default beside the store: NAME.nc/.parquet/.csv)")
+    exp.set_defaults(func=_export)
+
+    mrg = sub.add_parser("merge", help="stores that differ along one sweep dimension into one store")
+    mrg.add_argument("stores", nargs="+", help="two or more stores of the same spec but one dimension's values")
+    mrg.add_argument("-o", "--output", required=True, help="the new store (must not exist)")
+    mrg.set_defaults(func=_merge)
 
     jobs = sub.add_parser("jobs", help="list the sweep specs with description, size and estimated run time")
     jobs.add_argument("--dir", default="jobs", help="folder of specs (default jobs)")

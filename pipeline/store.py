@@ -217,14 +217,34 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
     fault_point()
 
 
-def open_store(path: str | Path) -> xr.Dataset:
-    """The store at ``path`` as an xarray Dataset (lazy)."""
+def open_store(path: str | Path | list | tuple) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
+    along the one sweep dimension they differ in (:func:`pipeline.export.combine`)."""
+    if isinstance(path, (list, tuple)):
+        from .export import open_stores
+
+        return open_stores(list(path))
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
     ds = xr.open_zarr(path, consolidated=False)
     ds.attrs = decode_attrs(ds.attrs)
     return ds
+
+
+def append_failures(group: zarr.Group, records: list[dict[str, Any]]) -> None:
+    """Append failure records, one JSON text each, to the group's ``failures/records`` array."""
+    if not records:
+        return
+    texts = np.array([json.dumps(r, default=str) for r in records], dtype=object)
+    sub = group.require_group(FAILURES_GROUP)
+    if "records" in sub:
+        arr = sub["records"]
+    else:
+        arr = sub.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="")
+    n = arr.shape[0]
+    arr.resize((n + len(texts),))
+    arr[n:] = texts
 
 
 def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]]:
@@ -486,17 +506,7 @@ class Writer:
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""
-        if not records:
-            return
-        texts = np.array([json.dumps(r, default=str) for r in records], dtype=object)
-        group = self.group.require_group(FAILURES_GROUP)
-        if "records" in group:
-            arr = group["records"]
-        else:
-            arr = group.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="")
-        n = arr.shape[0]
-        arr.resize((n + len(texts),))
-        arr[n:] = texts
+        append_failures(self.group, records)
 
     def set_attrs(self, **attrs: Any) -> None:
         update_attrs(self.group, **attrs)

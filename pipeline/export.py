@@ -1,0 +1,171 @@
+"""Stores out to other tools, and stores merged.
+
+``export``: netCDF (the whole dataset, provenance as JSON text), or a long table for
+pandas, R or a spreadsheet: one row per cell, replication and metric (and a metric's own
+dimension), with the sweep coordinates, ``status``, ``reason`` and ``seed`` as columns.
+
+``merge``: stores of the same spec but for the values of one sweep dimension (two halves
+of a sweep run apart, on two clusters) into one store that ``show``, ``table`` and
+``report`` read as if it had run at once; both specs and provenances are kept
+(``merged_from``). Along a dimension with common random numbers the result equals a run
+of the whole sweep bit for bit; along an ``independent`` dimension each part keeps the
+seeds it ran with, so the merged store is not resumable.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from . import store as store_mod
+from .conventions import encode_attrs
+from .stats import metric_names
+
+FORMATS = ("netcdf", "parquet", "csv")
+SUFFIX = {"netcdf": ".nc", "parquet": ".parquet", "csv": ".csv"}
+
+
+class MergeError(store_mod.StoreError):
+    """Stores that cannot be merged; the message names what differs."""
+
+
+def long_table(ds: xr.Dataset) -> pd.DataFrame:
+    """One row per cell, replication and metric value (long format)."""
+    frames = []
+    for metric in metric_names(ds):
+        df = ds[[metric, "status", "reason"]].to_dataframe().reset_index().rename(columns={metric: "value"})
+        df.insert(0, "metric", metric)
+        frames.append(df)
+    out = pd.concat(frames, ignore_index=True)
+    seed = ds["seed"].to_dataframe().reset_index()
+    return out.merge(seed, on=list(ds["seed"].dims), how="left")
+
+
+def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path:
+    """Write the store at ``path`` as ``fmt`` (netcdf, parquet, csv); returns the file."""
+    if fmt not in FORMATS:
+        raise store_mod.StoreError(f"--to {fmt!r}: one of {', '.join(FORMATS)}")
+    path = Path(path)
+    out = Path(output) if output else path.with_suffix(SUFFIX[fmt])
+    if out.exists():
+        raise store_mod.StoreError(f"{out} exists; give another -o (nothing is overwritten)")
+    ds = store_mod.open_store(path)
+    if fmt == "netcdf":
+        plain = ds.copy()
+        plain.attrs = encode_attrs(ds.attrs)
+        plain.to_netcdf(out)
+        return out
+    table = long_table(ds)
+    if fmt == "csv":
+        table.to_csv(out, index=False)
+    else:
+        try:
+            table.to_parquet(out, index=False)
+        except ImportError as exc:
+            raise store_mod.StoreError(f"--to parquet needs pyarrow ({exc}); pip install pyarrow, "
+                                       "or --to csv") from None
+    return out
+
+
+def _identity(ds: xr.Dataset) -> dict[str, Any]:
+    return json.loads(ds.attrs.get("spec_identity", "{}"))
+
+
+def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
+    """The datasets joined along the one sweep dimension whose values differ (in memory)."""
+    if len(datasets) < 2:
+        return datasets[0]
+    first = datasets[0]
+    ids = [_identity(d) for d in datasets]
+    for d, ident, label in zip(datasets[1:], ids[1:], labels[1:]):
+        if d.attrs.get("workload") != first.attrs.get("workload"):
+            raise MergeError(f"{label}: workload {d.attrs.get('workload')!r}, not {first.attrs.get('workload')!r}")
+        differ = sorted(k for k in set(ids[0]) | set(ident) if k != "dims" and ids[0].get(k) != ident.get(k))
+        if differ:
+            raise MergeError(f"{label} differs from {labels[0]} in {', '.join(differ)}; only the values of one "
+                             "sweep dimension may differ")
+        if [x[0] for x in ident["dims"]] != [x[0] for x in ids[0]["dims"]]:
+            raise MergeError(f"{label} has sweep dimensions {[x[0] for x in ident['dims']]}, "
+                             f"not {[x[0] for x in ids[0]['dims']]}")
+    varying = {name for k, (name, _) in enumerate(ids[0]["dims"])
+               if any(i["dims"][k][1] != ids[0]["dims"][k][1] for i in ids[1:])}
+    if len(varying) != 1:
+        raise MergeError(f"{' and '.join(labels)}: the stores must differ along exactly one sweep dimension; "
+                         f"they differ along {sorted(varying) or 'none'}")
+    dim = varying.pop()
+    seen: set = set()
+    for d, label in zip(datasets, labels):
+        values = set(np.asarray(d[dim].values).tolist())
+        if values & seen:
+            raise MergeError(f"{label}: {dim} values {sorted(values & seen)} are in another store too")
+        seen |= values
+    with_dim = [v for v in first.data_vars if dim in first[v].dims]
+    merged = xr.concat([d[with_dim] for d in datasets], dim=dim, coords="minimal", compat="override",
+                       join="exact")
+    for v in first.data_vars:
+        if v in with_dim:
+            continue
+        for d, label in zip(datasets[1:], labels[1:]):
+            if not first[v].equals(d[v]):
+                raise MergeError(f"{label}: {v} differs from {labels[0]}'s and has no {dim!r} dimension")
+        merged[v] = first[v]
+    attrs = dict(first.attrs)
+    members = {name: m for name, m in ids[0]["dims"]}
+    merged_members = {m: sum((i["dims"][[x[0] for x in i["dims"]].index(dim)][1][m] for i in ids), [])
+                      for m in members[dim]}
+    identity = dict(ids[0])
+    identity["dims"] = [[n, merged_members if n == dim else m] for n, m in ids[0]["dims"]]
+    resumable = dim not in attrs.get("independent", [])
+    attrs["spec_identity"] = json.dumps(identity, sort_keys=True, default=str) if resumable else \
+        "merged along an independent dimension: not resumable"
+    attrs["merged_from"] = [{"store": label, "spec_text": d.attrs.get("spec_text"),
+                             "created": d.attrs.get("created"), "host": d.attrs.get("host"),
+                             "git_commit": d.attrs.get("git_commit"), "code": d.attrs.get("code", {}).get("hash")}
+                            for d, label in zip(datasets, labels)]
+    attrs["batch_reps"] = np.concatenate([np.asarray(d.attrs["batch_reps"]) for d in datasets],
+                                         axis=[x[0] for x in ids[0]["dims"]].index(dim)).tolist() \
+        if all("batch_reps" in d.attrs for d in datasets) else attrs.get("batch_reps")
+    attrs.pop("pilot_seconds_per_rep", None)
+    merged.attrs = attrs
+    for name in merged.variables:
+        src = first[name] if name in first.variables else None
+        if src is not None:
+            merged[name].attrs = dict(src.attrs)
+    return merged[[v for v in first.data_vars]]
+
+
+def merge(paths: list[str | Path], output: str | Path) -> Path:
+    """Merge stores into a new store at ``output`` (refused if anything is there)."""
+    output = Path(output)
+    if os.path.lexists(output):
+        raise store_mod.StoreError(f"{output} exists; give a new -o (nothing is overwritten)")
+    datasets = [store_mod.open_store(p).load() for p in paths]
+    merged = combine(datasets, [str(p) for p in paths])
+    merged.attrs = encode_attrs(merged.attrs)
+    for v in merged.variables:
+        merged[v].encoding = {}
+    chunk = int(datasets[0].attrs.get("chunk", datasets[0].sizes["replication"]))
+    dims = [x[0] for x in _identity(datasets[0])["dims"]]
+    encoding = {v: {"chunks": tuple(1 if d in dims else (min(chunk, merged.sizes[d]) if d == "replication"
+                                                         else merged.sizes[d]) for d in merged[v].dims)}
+                for v in merged.data_vars}
+    real = output.resolve()
+    build = real.parent / f".{real.name}{store_mod.BUILD_TAG}{os.getpid()}"
+    real.parent.mkdir(parents=True, exist_ok=True)
+    merged.to_zarr(build, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
+    records = [r for p in paths for r in store_mod.read_failures(p, current=False)]
+    if records:
+        store_mod.append_failures(store_mod.open_group(build, "r+"), records)
+    store_mod.consolidate(build)
+    os.rename(build, real)
+    return output
+
+
+def open_stores(paths: list[str | Path]) -> xr.Dataset:
+    """Several stores as one Dataset, combined as :func:`merge` would (in memory)."""
+    return combine([store_mod.open_store(p) for p in paths], [str(p) for p in paths])
