@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"ours {r['ours']:.4g} ± {r['half_width']:.2g}  {rel}")
         for c in claims:
             print(f"  claim {'holds' if c['holds'] else 'does not hold' if c['holds'] is False else 'cannot judge'}:"
-                  f" {c['text']}")
+                  f" {c['text']}  (ours: {c['ours']})")
     best = min(results, key=lambda x: x[1] if math.isfinite(x[1]) else math.inf)
     print(f"\nsummary ({args.replications or 'spec'} replications per cell):")
     for value, dist, _, claims in results:

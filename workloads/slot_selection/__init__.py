@@ -51,7 +51,8 @@ PARAMS = (
           choices=("swap", "literal")),
     Param("alp_limit", "str", "slot_cost", "alp's local limit: c_k len_k <= S/n, or c_k <= S/(n T)",
           choices=("slot_cost", "unit_price")),
-    Param("random_window_retries", "int", 0, "redraws of an over-budget random window (min_proc_time)",
+    Param("random_window_retries", "int", 0, "redraws of an over-budget random window (min_proc_time); the TY experiment is "
+          "calibrated at 10 (MinProcTime start -29% -> -13% of the published 514.9; benchmarks/calibration.md)",
           low=0, high=1000),
 )
 
