@@ -4,15 +4,14 @@ middle of the growth; any other change is refused; --set overrides are checked l
 file and recorded."""
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 import pytest
 import xarray as xr
 
 import pipeline
-from pipeline import child, cli, store as store_mod
+from pipeline import cli, store as store_mod
+from tests.faultinject import killed_at
 
 SPEC = """
 name = "grow"
@@ -67,20 +66,7 @@ def test_a_kill_in_the_middle_of_the_growth_resumes_to_the_same_store(write_spec
     for at in (1, 2, 5, 9, 13):
         store = tmp_path / f"k{at}.zarr"
         _run(small, store, batch_size=10)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                child._local.child = None
-                child._all.clear()
-                store_mod._fault_calls = 0
-                os.environ["SCHEDSWEEP_KILL_AT"] = str(at)
-                _run(big, store, batch_size=10)
-                code = 0
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert killed_at(at, lambda: _run(big, store, batch_size=10))
         # the smaller spec no longer fits a store half grown to the bigger one
         if at < 13:
             with pytest.raises(store_mod.StoreError, match="interrupted"):

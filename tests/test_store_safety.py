@@ -5,17 +5,14 @@ made by other model code is not resumed silently."""
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import signal
 from pathlib import Path
 
-import numpy as np
 import pytest
 import xarray as xr
 
 import pipeline
-from pipeline import child, cli, store as store_mod
+from pipeline import cli, store as store_mod
+from tests.faultinject import killed_at
 
 SPEC = """
 name = "safety"
@@ -44,28 +41,8 @@ def _tree(path: Path) -> dict[str, str]:
 
 
 def _killed_run(spec: Path, store: Path, at: int) -> bool:
-    """Run the sweep in a forked process that SIGKILLs itself at fault point ``at``.
-
-    True if it was killed, False if the run ended before reaching that point.
-    """
-    pid = os.fork()
-    if pid == 0:  # the child: its own replication process, never the parent's
-        code = 1
-        try:
-            child._local.child = None
-            child._all.clear()
-            store_mod._fault_calls = 0
-            os.environ["SCHEDSWEEP_KILL_AT"] = str(at)
-            pipeline.run(spec, store, workers=0, batch_size=3, progress=False)
-            code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        assert os.WTERMSIG(status) == signal.SIGKILL
-        return True
-    assert os.WEXITSTATUS(status) == 0
-    return False
+    """The sweep run with batches of 3, killed at fault point ``at`` (False: it ended first)."""
+    return killed_at(at, lambda: pipeline.run(spec, store, workers=0, batch_size=3, progress=False))
 
 
 def test_kills_at_twenty_instants_resume_to_the_uninterrupted_result(write_spec, tmp_path):
