@@ -77,6 +77,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     elif overrides:
         raise ValueError("overrides apply to a spec file; give its path, not a loaded Spec")
     task_timeout = _checked_timeout(task_timeout if task_timeout is not None else spec.run.get("task_timeout"))
+    _check_options(workers, batch_size, batch_seconds)
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
@@ -101,6 +102,20 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
             runner.run()
     runner.summarise()
     return path
+
+
+def _check_options(workers: Any, batch_size: Any, batch_seconds: Any) -> None:
+    """The Python API checks what the CLI's argparse types check: one clear ValueError."""
+    def whole(x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    if workers is not None and not (whole(workers) and 0 <= workers <= 100_000):
+        raise ValueError(f"workers = {workers!r} must be an integer >= 0 (0: run in this process), or None for one per core")
+    if batch_size is not None and not (whole(batch_size) and 1 <= batch_size <= 10_000_000):
+        raise ValueError(f"batch_size = {batch_size!r} must be an integer in [1, 10,000,000], or None (the pilot sizes batches)")
+    if batch_seconds is not None and (isinstance(batch_seconds, bool) or not isinstance(batch_seconds, (int, float))
+                                      or not math.isfinite(batch_seconds) or not 0 < batch_seconds <= 86_400):
+        raise ValueError(f"batch_seconds = {batch_seconds!r} must be a number of seconds in (0, 86400]")
 
 
 def _checked_timeout(value: float | None) -> float | None:

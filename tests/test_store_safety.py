@@ -174,3 +174,11 @@ def test_changed_model_code_is_refused_unless_allowed(tmp_path, write_spec, monk
     (pkg / "queue.py").write_text((pkg / "queue.py").read_text() + "\n# edited\n")
     assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--no-progress"]) == 2
     assert "mymodels/queue.py" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw", [dict(workers=-1), dict(workers=1.5), dict(batch_size=0), dict(batch_size=-5),
+                                dict(batch_seconds=0), dict(batch_seconds=float("nan")), dict(workers=True)])
+def test_the_python_api_refuses_bad_options_before_anything_runs(write_spec, tmp_path, kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        pipeline.run(write_spec(SPEC), tmp_path / "o.zarr", progress=False, **kw)
+    assert not (tmp_path / "o.zarr").exists()
