@@ -359,9 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import workloads
 
-    from .spec import SpecError
-    from .stats import QueryError
-    from .store import StoreError
+    from .errors import QueryError, SpecError, StoreError
 
     try:
         args = build_parser().parse_args(argv)

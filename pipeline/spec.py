@@ -18,6 +18,7 @@ import numpy as np
 
 import workloads
 from workloads._contract import Param, params_by_name
+from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
     "name": "the sweep's name (default store name)",
@@ -52,10 +53,6 @@ RUN_KEYS = {
 MAX_REPLICATIONS = 10_000_000          # per cell
 MAX_RUNS = 1_000_000_000               # replications x cells
 MAX_SEED = 2 ** 63 - 1                 # stored as int64
-
-
-class SpecError(ValueError):
-    """A sweep spec that cannot run; the message is meant for the user as it is."""
 
 
 @dataclass(frozen=True)

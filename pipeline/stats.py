@@ -12,15 +12,13 @@ from typing import Any, Iterable
 import numpy as np
 import xarray as xr
 
+from .errors import QueryError  # noqa: F401  (re-exported: raised and caught under this name)
+
 STATS = ("mean", "sd", "n", "sem", "half_width", "ci_low", "ci_high", "rel_precision")
 #: Paired differences also carry the change relative to the baseline's mean over the same
 #: replications: mean(X - Y) / mean(Y), e.g. -0.3 = 30% lower than the baseline.
 PAIRED_STATS = STATS + ("relative_change",)
 REP = "replication"
-
-
-class QueryError(ValueError):
-    """A selection, metric or baseline that the store does not have; meant for the user."""
 
 
 def t_quantile(level: float, n: np.ndarray) -> np.ndarray:

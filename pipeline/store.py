@@ -35,6 +35,7 @@ import zarr
 
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
+from .errors import StoreError  # noqa: F401  (re-exported: raised and caught under this name)
 
 NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
 STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "failed"}
@@ -43,10 +44,6 @@ STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "
 FAILURES_GROUP = "failures"
 FAILURE_CHUNK = 32  # records per chunk: an append rewrites at most one partly filled chunk
 BUILD_TAG = ".schedsweep-build-"
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used as asked (other spec, locked, not a store)."""
 
 
 _fault_calls = 0
