@@ -326,15 +326,25 @@ class _Runner:
         return ", ".join(f"{d.name}={d.values[i]!r}" for d, i in zip(self.spec.dims, cell)) or "(single cell)"
 
     def _write(self, batch: Batch, result: dict[str, Any]) -> None:
-        seeds = self.seeds(batch.cell, batch.start, batch.stop)
-        self.writer.write_batch(batch.cell, batch.start, seeds, result["outputs"], result["failed"],
-                                result["seconds"])
-        records = [self._failure(batch.cell, batch.start + k, seeds[k], f) for k, f in result["failed"].items()]
+        self._write_all([(batch, result)])
+
+    def _write_all(self, done: list[tuple[Batch, dict[str, Any]]]) -> None:
+        """Store the results of finished batches in one write, and their failure records."""
+        if not done:
+            return
+        items, records, cells = [], [], []
+        for batch, result in done:
+            seeds = self.seeds(batch.cell, batch.start, batch.stop)
+            items.append((batch.cell, batch.start, seeds, result["outputs"], result["failed"], result["seconds"]))
+            for k, f in result["failed"].items():
+                records.append(self._failure(batch.cell, batch.start + k, seeds[k], f))
+                cells.append(batch.cell)
+            self.n_ran += batch.stop - batch.start
+        self.writer.write_batches(items)
         self.writer.add_failures(records)
-        for f in records[:max(0, FIRST_SEEDS - len(self.failures))]:  # the first ones at once, the rest at the end
-            say(f"failed ({f['kind']}): {self._describe(batch.cell)}, replication {f['replication']}, seed {f['seed']}")
+        for f, cell in list(zip(records, cells))[:max(0, FIRST_SEEDS - len(self.failures))]:  # the first at once
+            say(f"failed ({f['kind']}): {self._describe(cell)}, replication {f['replication']}, seed {f['seed']}")
         self.failures += records
-        self.n_ran += batch.stop - batch.start
 
     def _failure(self, cell: tuple[int, ...], replication: int, seed: np.uint64,
                  failure: tuple[str, str]) -> dict[str, Any]:
@@ -382,14 +392,21 @@ class _Runner:
             say(f"task time limit {span} ({how}); a task past it is killed and its replications rerun alone")
         for batch in self.plan:
             self.submit(batch)
-        for future in self.executor.completed():
-            batch = self._future_batch.pop(future.key, None)
-            if batch is None:  # a pilot's future, already used
-                continue
-            if future.status == "error":
-                self._retry_or_fail(batch, future)
-            else:
-                self._write(batch, future.result())
+        # Whatever finished while the last group was being written is written as one group:
+        # the busier the client, the larger its writes, so it keeps up with many workers.
+        for group in self.executor.completed_groups():
+            ok = []
+            for future in group:
+                batch = self._future_batch.pop(future.key, None)
+                if batch is None:  # a pilot's future, already used
+                    continue
+                if future.status == "error":
+                    self._retry_or_fail(batch, future)
+                else:
+                    ok.append((batch, future))
+            results = self.executor.results([future for _, future in ok])
+            self._write_all([(batch, result) for (batch, _), result in zip(ok, results)])
+            for batch, _ in ok:
                 self._advance(batch)
         self.bar.close()
         if self.spec.auto:

@@ -70,6 +70,14 @@ class SerialExecutor:
         while self._queue:
             yield self._queue.pop(0).compute()
 
+    def completed_groups(self) -> Iterator[list[_Done]]:
+        for done in self.completed():
+            yield [done]
+
+    @staticmethod
+    def results(futures: list[_Done]) -> list[Any]:
+        return [f.result() for f in futures]
+
     @staticmethod
     def error_text(future: _Done) -> str:
         return future.tb or repr(future.error)
@@ -111,6 +119,14 @@ class DaskExecutor:
 
     def completed(self) -> Iterator[Any]:
         yield from self._ac
+
+    def completed_groups(self) -> Iterator[list[Any]]:
+        """Lists of futures: each time, all that have finished since the last list."""
+        yield from self._ac.batches()
+
+    def results(self, futures: list[Any]) -> list[Any]:
+        """The futures' results in one round trip to the scheduler, not one each."""
+        return self.client.gather(futures) if futures else []
 
     @staticmethod
     def error_text(future: Any) -> str:

@@ -1,0 +1,149 @@
+"""Where a task's time goes on the result path (issue 20 item 4).
+
+Tiny tasks (``benchmarks.spin`` with one iteration, one replication per task) isolate the
+per-task cost of everything around the work:
+
+- ``dask round trip``: ``client.submit`` of a no-op over the same cluster, results gathered
+  as they complete (scheduler + transfer + client);
+- ``child call``: :func:`pipeline.tasks.run_isolated` on one seed in this process (the
+  killable child process the replications run in);
+- ``store write``: :meth:`pipeline.store.Writer.write_batch` + ``add_failures`` of one
+  batch in the client;
+- ``end to end, per task``: ``pipeline.run`` with ``--batch-size 1`` of N/4 and of N tasks:
+  the slope (wall(N) - wall(N/4)) / (3N/4), free of the fixed cost of a sweep;
+- ``fixed per sweep``: wall(N/4) - N/4 x slope (spec, store creation, pilot, clean-up).
+
+    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2]
+    python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pipeline
+
+SPEC = """
+name = "tiny"
+workload = "benchmarks.spin"
+replications = {reps}
+seed = 1
+[sweep]
+iterations = {cells}
+"""
+
+
+def _noop(x: int) -> int:
+    return x
+
+
+def dask_round_trip(client, n: int) -> float:
+    from distributed import as_completed
+
+    t = time.perf_counter()
+    futures = [client.submit(_noop, i, pure=False) for i in range(n)]
+    for f in as_completed(futures):
+        f.result()
+    return (time.perf_counter() - t) / n
+
+
+def child_call(n: int) -> float:
+    from pipeline.tasks import run_isolated
+
+    run_isolated("benchmarks.spin", {"iterations": 1}, np.arange(1, dtype=np.uint64), 60.0)  # warm
+    t = time.perf_counter()
+    for i in range(n):
+        run_isolated("benchmarks.spin", {"iterations": 1}, np.arange(i, i + 1, dtype=np.uint64), 60.0)
+    return (time.perf_counter() - t) / n
+
+
+def spec_text(n: int) -> tuple[str, int]:
+    cells = max(1, n // 10)
+    return SPEC.format(reps=10, cells=list(range(1, cells + 1))), cells * 10
+
+
+def store_write(tmp: Path, n: int) -> float:
+    from pipeline import store as store_mod
+    from pipeline.spec import load as load_spec
+    from pipeline.execute import provenance
+
+    text, n = spec_text(n)
+    (tmp / "w.toml").write_text(text)
+    spec = load_spec(tmp / "w.toml")
+    import workloads
+
+    module = workloads.get(spec.workload)
+    path = tmp / "w.zarr"
+    store_mod.create(path, spec, module, 1, provenance(spec, module))
+    writer = store_mod.Writer(path, spec, module)
+    out = {"value": np.ones(1), "reason": np.zeros(1, np.int8)}
+    t = time.perf_counter()
+    for cell_i in range(n // 10):
+        for r in range(10):
+            writer.write_batch((cell_i,), r, np.array([r], np.uint64), out, {}, 0.001)
+            writer.add_failures([])
+    return (time.perf_counter() - t) / n
+
+
+def end_to_end(tmp: Path, n: int, **where) -> tuple[float, int]:
+    """Wall time of a sweep of ``n`` one-replication tasks (rounded to cells of 10), and the tasks."""
+    text, n = spec_text(n)
+    tag = f"e{n}"
+    (tmp / f"{tag}.toml").write_text(text)
+    t = time.perf_counter()
+    pipeline.run(tmp / f"{tag}.toml", tmp / f"{tag}.zarr", batch_size=1, progress=False, **where)
+    return time.perf_counter() - t, n
+
+
+def slope(tmp: Path, n: int, **where) -> tuple[float, float]:
+    """(seconds per task, fixed seconds per sweep) from sweeps of n/4 and n tasks."""
+    small, n1 = end_to_end(tmp, n // 4, **where)
+    large, n2 = end_to_end(tmp, n, **where)
+    per_task = (large - small) / (n2 - n1)
+    return per_task, small - n1 * per_task
+
+
+def main() -> None:
+    from distributed import Client, LocalCluster
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        if args.slurm:
+            where = {"cluster": "slurm", "slurm_options": {"profile": args.slurm}}
+            label = f"Slurm, profile {args.slurm}"
+            (tmp / "warm").mkdir()
+            end_to_end(tmp / "warm", 20, **where)  # the worker's numba cache warm
+        else:
+            label = f"LocalCluster of {args.workers}"
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+            where = {"scheduler": cluster.scheduler_address}
+            with Client(cluster.scheduler_address) as client:
+                rows.append(("dask round trip (no-op task)", dask_round_trip(client, args.tasks)))
+            (tmp / "warm").mkdir()
+            end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
+        rows.append(("child call", child_call(min(args.tasks, 200))))
+        rows.append(("store write, one batch per group", store_write(tmp, args.tasks)))
+        per_task, fixed = slope(tmp, args.tasks, **where)
+        rows += [("end to end, per task", per_task), ("fixed per sweep", fixed)]
+        if not args.slurm:
+            cluster.close()
+    print(f"| part ({args.tasks} tiny tasks, {label}) | ms |")
+    print("|---|---|")
+    for name, sec in rows:
+        print(f"| {name} | {sec * 1e3:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
