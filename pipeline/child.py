@@ -148,15 +148,20 @@ _all: set[_Child] = set()
 _all_lock = threading.Lock()
 
 
+_stopped = threading.Event()  # set by stop_all: no new call starts until allow() (an interrupted run)
+
+
 def call(fn: Callable, *args: Any, timeout: float) -> Any:
     """``fn(*args)`` in this thread's child process; at most ``timeout`` seconds.
 
     ``fn`` must be a module-level function (it is found by module and name in the child).
     Raises :class:`ChildTimeout` (child killed), :class:`ChildDied`, or :class:`ChildError`
     (``fn`` raised; the message is its traceback). After a timeout or a death the next call
-    starts a new child.
+    starts a new child. After :func:`stop_all`, raises :class:`ChildDied` at once.
     """
     for _ in range(2):
+        if _stopped.is_set():
+            raise ChildDied(None)
         child = getattr(_local, "child", None)
         if child is None:
             child = _local.child = _Child()
@@ -220,6 +225,23 @@ def close_all() -> None:
     with _all_lock:
         children = list(_all)
     _stop_idle(children)
+
+
+def stop_all() -> None:
+    """Kill every child, busy or idle, and refuse new calls until :func:`allow` (an interrupted
+    run whose tasks run in this process's threads: they end at once instead of finishing)."""
+    _stopped.set()
+    with _all_lock:
+        children = list(_all)
+        _all.clear()
+    for child in children:
+        if child.proc.poll() is None:
+            child.proc.kill()
+
+
+def allow() -> None:
+    """Calls may start children again (a new run)."""
+    _stopped.clear()
 
 
 def _stop_idle(children: list[_Child]) -> None:

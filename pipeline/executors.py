@@ -1,6 +1,7 @@
-"""Where tasks run: in this process (``workers=0``), a LocalCluster, a scheduler address or
-scheduler file, or Slurm through dask-jobqueue. Each is a context manager yielding an
-object with ``submit``, ``completed`` and ``n_workers``.
+"""Where tasks run: in this process (``workers=0``), in threads of this process each with its
+own replication process (the local default), a Dask LocalCluster (``cluster='dask'``), a
+scheduler address or scheduler file, or Slurm through dask-jobqueue. Each is a context
+manager yielding an object with ``submit``, ``completed_groups``, ``results`` and ``n_workers``.
 
 Wherever a task runs, its replications run in a child process of it (``pipeline.child``),
 so ``workers=0`` keeps the client safe from a replication that crashes or hangs.
@@ -10,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import queue
 import sys
+import threading
 from typing import Any, Callable, Iterator
 
 # Worker processes inherit these: one thread per worker for numba and BLAS, so that
@@ -97,6 +100,111 @@ class SerialExecutor:
             close_all()
 
 
+class _Task:
+    """A call for a pool thread, shaped like the part of a Dask future the runner uses."""
+
+    def __init__(self, fn: Callable, args: tuple, key: str | None):
+        self.fn, self.args, self.key = fn, args, key
+        self.error: BaseException | None = None
+        self.tb: str | None = None
+        self.value: Any = None
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self.value = self.fn(*self.args)
+        except Exception as exc:  # noqa: BLE001 - reported by the runner like a Dask task error
+            import traceback
+            self.error, self.tb = exc, traceback.format_exc()
+        self.done.set()
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error else "finished"
+
+    def result(self) -> Any:
+        self.done.wait()
+        if self.error:
+            raise self.error
+        return self.value
+
+
+class ProcessExecutor:
+    """``workers`` threads of this process, each running its tasks in its own replication
+    process (:mod:`pipeline.child`): the local cluster without Dask.
+
+    The work already runs in child processes (for time limits and crash isolation), so
+    Dask's worker processes would only add imports, a scheduler and a network hop: on a
+    small sweep that is about a second of start-up and a tenth more CPU (benchmarks/README.md,
+    "Small sweeps"). ``--cluster dask`` keeps a Dask LocalCluster, with its dashboard.
+    """
+
+    dashboard_link = None
+
+    def __init__(self, workers: int):
+        self.n_workers = workers
+        self._todo: "queue.Queue[_Task | None]" = queue.Queue()
+        self._done: "queue.Queue[_Task]" = queue.Queue()
+        self._outstanding = 0
+        self._threads = [threading.Thread(target=self._work, name=f"schedsweep-worker-{k}", daemon=True)
+                         for k in range(workers)]
+
+    def _work(self) -> None:
+        while (task := self._todo.get()) is not None:
+            task.run()
+            self._done.put(task)
+
+    def submit(self, fn: Callable, *args: Any, key: str | None = None) -> _Task:
+        task = _Task(fn, args, key)
+        self._outstanding += 1
+        self._todo.put(task)
+        return task
+
+    def completed_groups(self) -> Iterator[list[_Task]]:
+        """Lists of finished tasks: each time, all that finished since the last list."""
+        while self._outstanding:
+            group = [self._done.get()]
+            while True:
+                try:
+                    group.append(self._done.get_nowait())
+                except queue.Empty:
+                    break
+            self._outstanding -= len(group)
+            yield group
+
+    @staticmethod
+    def results(futures: list[_Task]) -> list[Any]:
+        return [f.result() for f in futures]
+
+    @staticmethod
+    def error_text(future: _Task) -> str:
+        return future.tb or repr(future.error)
+
+    def __enter__(self) -> "ProcessExecutor":
+        from .child import allow, drop_stale
+
+        allow()
+        drop_stale()  # the children of the last run in this process stay warm unless stale
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for _ in self._threads:
+            self._todo.put(None)
+        if exc[0] is not None:  # interrupted: stop the tasks still running, now
+            from .child import stop_all
+
+            while True:
+                try:
+                    self._todo.get_nowait()
+                except queue.Empty:
+                    break
+            stop_all()
+        for t in self._threads:
+            t.join(timeout=30)
+
+
 class DaskExecutor:
     def __init__(self, client: Any, n_workers: int | None = None):
         from distributed import as_completed
@@ -145,6 +253,11 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         with SerialExecutor() as serial:
             yield serial
         return
+    if cluster == "local" and not scheduler and not scheduler_file:
+        os.environ.update(_SINGLE_THREAD_ENV)
+        with ProcessExecutor(workers or os.cpu_count() or 1) as pool:
+            yield pool
+        return
     from distributed import Client
 
     os.environ.update(_SINGLE_THREAD_ENV)
@@ -165,7 +278,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
             dask_cluster = make_cluster(**(slurm_options or {}))
             # Workers arrive over time; size batches for the most the cluster will have.
             expected = getattr(dask_cluster, "max_workers", None) or (slurm_options or {}).get("jobs")
-        elif cluster == "local":
+        elif cluster == "dask":
             from distributed import LocalCluster
 
             # Nannies restart dead workers the same way, so __main__ stays hidden while the cluster lives.
@@ -175,7 +288,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
                                         dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
             expected = n
         else:
-            raise ValueError(f"cluster must be 'local' or 'slurm', not {cluster!r}")
+            raise ValueError(f"cluster must be 'local', 'dask' or 'slurm', not {cluster!r}")
         stack.callback(dask_cluster.close)
         client = Client(dask_cluster)
         stack.callback(client.close)

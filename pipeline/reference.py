@@ -33,10 +33,12 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
+
+if TYPE_CHECKING:  # xarray only for the store side; a spec's reference table is parsed without it
+    import xarray as xr
 
 CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "interior_min", "ratio_at_least")
 VALUE_KEYS = {"metric", "where", "value", "source", "note"}

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import t_quantile
 
 GROWTH_CAP = 4  # a wave at most quadruples a cell's replications (early precision estimates are rough)
 
@@ -38,6 +37,8 @@ def prefix_precision(x: np.ndarray, level: float = 0.95) -> np.ndarray:
     v = np.where(ok, x, 0.0)
     n = np.cumsum(ok).astype(float)
     s1, s2 = np.cumsum(v), np.cumsum(v * v)
+    from .stats import t_quantile  # here: pipeline.stats loads xarray, which a plain run never needs
+
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = s1 / n
         var = (s2 - n * mean * mean) / (n - 1)

@@ -28,15 +28,17 @@ import shutil
 import signal
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 import numpy as np
-import xarray as xr
 import zarr
 
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
 from .errors import StoreError  # noqa: F401  (re-exported: raised and caught under this name)
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
 STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "failed"}
@@ -167,46 +169,87 @@ def _coords(spec: Spec, module: ModuleType) -> dict[str, Any]:
     return coords
 
 
-def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[str, Any]) -> None:
-    """Write an empty store (NaN metrics, status 'not run') for ``spec`` at ``path``."""
+class _Variable(NamedTuple):
+    """One array of a new store: its dimensions, contents, attributes and chunks (None: zarr's
+    automatic choice). ``data`` is the whole array, or a scalar fill for an empty one."""
+    dims: list[str]
+    shape: tuple[int, ...]
+    data: Any
+    dtype: Any
+    attrs: dict[str, Any]
+    chunks: tuple[int, ...] | None = None
+
+
+def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _Variable], dict[str, _Variable]]:
+    """(data variables, coordinates) of an empty store for ``spec``: NaN metrics, status 'not run'."""
     dims = _dim_names(spec)
     var_attrs = variable_attrs(module, spec.workload, [m for d in spec.dims for m in d.members] + dims)
-    shape = spec.shape
-    cell_chunks = (1,) * len(dims)
-    chunk = int(min(chunk, spec.replications))
-    data_vars: dict[str, Any] = {}
-    encoding: dict[str, Any] = {}
+    shape = spec.shape + (spec.replications,)
+    cell_chunks = (1,) * len(dims) + (int(min(chunk, spec.replications)),)
+    data: dict[str, _Variable] = {}
     for metric in module.METRICS:
-        extra_dims = [d for d, _ in metric.dims]
-        data_vars[metric.name] = (
-            dims + ["replication"] + extra_dims,
-            np.full(shape + (spec.replications,) + metric.shape, np.nan),
-            {"description": metric.description, **var_attrs[metric.name]},
-        )
-        encoding[metric.name] = {"chunks": cell_chunks + (chunk,) + metric.shape}
+        data[metric.name] = _Variable(dims + ["replication"] + [d for d, _ in metric.dims], shape + metric.shape,
+                                      np.nan, np.float64,
+                                      {"description": metric.description, **var_attrs[metric.name]},
+                                      cell_chunks + metric.shape)
     for name, description in (("status", "0 not run, 1 ok, 2 no result, 3 failed"),
                               ("reason", "the workload's reason code, 0 = none")):
-        data_vars[name] = (dims + ["replication"], np.zeros(shape + (spec.replications,), np.int8),
-                           {"description": description})
-        encoding[name] = {"chunks": cell_chunks + (chunk,)}
-    indep_dims = [d.name for d in spec.dims if d.name in spec.independent]
-    indep_shape = tuple(len(d) for d in spec.dims if d.name in spec.independent)
-    data_vars["seed"] = (indep_dims + ["replication"], np.zeros(indep_shape + (spec.replications,), np.uint64),
-                         {"description": "seed handed to the workload for this replication"})
-    data_vars["cell_seconds"] = (dims, np.zeros(shape), {"units": "s", "timing": 1,
-                                                         "description": "task wall time spent on the cell"})
-    for name in ("status", "reason", "seed", "cell_seconds"):
-        data_vars[name][2].update(var_attrs[name])
-    ds = xr.Dataset(data_vars, coords=_coords(spec, module),
-                    attrs=encode_attrs({**dataset_attrs(spec.workload), **attrs}))
-    for name in ds.coords:
-        if name in var_attrs:
-            ds[name].attrs.update(var_attrs[name])
+        data[name] = _Variable(dims + ["replication"], shape, 0, np.int8,
+                               {"description": description, **var_attrs[name]}, cell_chunks)
+    indep = [d for d in spec.dims if d.name in spec.independent]
+    data["seed"] = _Variable([d.name for d in indep] + ["replication"],
+                             tuple(len(d) for d in indep) + (spec.replications,), 0, np.uint64,
+                             {"description": "seed handed to the workload for this replication", **var_attrs["seed"]})
+    data["cell_seconds"] = _Variable(dims, spec.shape, np.zeros(spec.shape), np.float64,
+                                     {"units": "s", "timing": 1, "description": "task wall time spent on the cell",
+                                      **var_attrs["cell_seconds"]})
+    coords = {}
+    for name, (dim, values) in _coords(spec, module).items():
+        coords[name] = _Variable([dim], (len(values),), values, values.dtype, dict(var_attrs.get(name, {})))
+    return data, coords
+
+
+def _fill_attr(dtype: Any) -> dict[str, Any]:
+    """xarray's ``_FillValue`` attribute: NaN of a float array, base64 of its bytes as xarray writes it."""
+    if np.dtype(dtype).kind != "f":
+        return {}
+    import base64
+
+    return {"_FillValue": base64.standard_b64encode(np.array(np.nan, dtype).tobytes()).decode()}
+
+
+def _write_store(build: Path, root_attrs: dict[str, Any], data: dict[str, _Variable],
+                 coords: dict[str, _Variable]) -> None:
+    """The arrays and metadata that ``xarray.Dataset.to_zarr`` writes for these variables
+    (tests/test_conventions.py checks they are the same), with zarr alone: a sweep's client
+    then never imports xarray, pandas or dask, about half a second of CPU on every run."""
+    group = zarr.create_group(str(build), zarr_format=3, attributes=root_attrs)
+    non_index = {name: set(v.dims) for name, v in coords.items() if v.dims != [name]}
+    for name, var in {**coords, **data}.items():
+        attrs = dict(var.attrs)
+        if name in data:
+            linked = sorted(c for c, c_dims in non_index.items() if c_dims <= set(var.dims))
+            if linked:
+                attrs["coordinates"] = " ".join(linked)
+        attrs.update(_fill_attr(var.dtype))
+        attrs = {k: v.tolist() if isinstance(v, (np.ndarray, np.generic)) else v for k, v in attrs.items()}
+        text = np.dtype(var.dtype).kind == "O"
+        fill = "" if text else (np.nan if np.dtype(var.dtype).kind == "f" else 0)
+        array = group.create_array(name, shape=var.shape, dtype=str if text else var.dtype,
+                                   chunks=var.chunks or "auto", fill_value=fill, dimension_names=var.dims,
+                                   attributes=attrs)
+        if np.ndim(var.data) or not var.shape:  # contents beyond the fill value
+            array[...] = var.data
+
+
+def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[str, Any]) -> None:
+    """Write an empty store (NaN metrics, status 'not run') for ``spec`` at ``path``."""
+    data, coords = _variables(spec, module, chunk)
     real = path.resolve()
     build = real.parent / f".{real.name}{BUILD_TAG}{os.getpid()}"
     real.parent.mkdir(parents=True, exist_ok=True)
     fault_point()
-    ds.to_zarr(build, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
+    _write_store(build, encode_attrs({**dataset_attrs(spec.workload), **attrs}), data, coords)
     consolidate(build)
     fault_point()
     if real.is_dir():
@@ -225,6 +268,8 @@ def open_store(path: str | Path | list | tuple) -> xr.Dataset:
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
+    import xarray as xr
+
     ds = xr.open_zarr(path, consolidated=False)
     ds.attrs = decode_attrs(ds.attrs)
     return ds
@@ -527,8 +572,8 @@ class Writer:
         # Seeds and cell seconds are small and shared between batches (one seed row serves
         # every cell under common random numbers; cell seconds may be one chunk): kept here
         # and written as whole chunks, so concurrent writes never read-modify-write a chunk.
-        self._seeds = self.seed[...]
-        self._seconds = self.cell_seconds[...]
+        self._seeds = np.array(self.seed[...], dtype=np.uint64)
+        self._seconds = np.array(self.cell_seconds[...], dtype=np.float64)  # 0-d for a single cell: still an array
 
     def status_array(self) -> np.ndarray:
         return self.status[...]
