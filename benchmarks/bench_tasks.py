@@ -120,12 +120,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.slurm:
-            where = {"cluster": "slurm", "slurm_options": {"profile": args.slurm}}
+            import yaml
+
+            profile = yaml.safe_load(Path(args.slurm).read_text())
+            profile["min_jobs"] = profile.get("jobs", 1)  # every worker from the start: a steady rate to measure
+            (tmp / "profile.yaml").write_text(yaml.safe_dump(profile))
+            where = {"cluster": "slurm", "slurm_options": {"profile": str(tmp / "profile.yaml")}}
             label = f"Slurm, profile {args.slurm}"
+            from pipeline.slurm import make_cluster
+
+            with make_cluster(profile=args.slurm) as slurm_cluster, Client(slurm_cluster) as client:
+                jobs = slurm_cluster.schedsweep_options.jobs
+                slurm_cluster.adapt(minimum_jobs=jobs, maximum_jobs=jobs)  # all workers, not adaptive
+                client.wait_for_workers(slurm_cluster.max_workers, timeout=300)
+                dask_round_trip(client, 50)
+                rows.append((f"dask round trip (no-op task, {slurm_cluster.max_workers} Slurm workers, TLS)",
+                             dask_round_trip(client, args.tasks)))
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the worker's numba cache warm
         else:
-            label = f"LocalCluster of {args.workers}"
+            label = f"Dask LocalCluster of {args.workers}"
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1",
                                    dashboard_address=None, silence_logs=logging.ERROR)
             where = {"scheduler": cluster.scheduler_address}
@@ -135,11 +149,16 @@ def main() -> None:
             end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
         rows.append(("child call", child_call(min(args.tasks, 200))))
         rows.append(("store write, one batch per group", store_write(tmp, args.tasks)))
-        per_task, fixed = slope(tmp, args.tasks, **where)
-        rows += [("end to end, per task", per_task), ("fixed per sweep", fixed)]
+        (tmp / "e").mkdir()
+        per_task, fixed = slope(tmp / "e", args.tasks, **where)
+        rows += [(f"end to end, per task ({label})", per_task), (f"fixed per sweep ({label})", fixed)]
         if not args.slurm:
             cluster.close()
-    print(f"| part ({args.tasks} tiny tasks, {label}) | ms |")
+            (tmp / "p").mkdir()
+            per_task, fixed = slope(tmp / "p", args.tasks, workers=args.workers)
+            rows += [(f"end to end, per task (--cluster local: {args.workers} processes, no Dask)", per_task),
+                     ("fixed per sweep (--cluster local)", fixed)]
+    print(f"| part ({args.tasks} tiny tasks) | ms |")
     print("|---|---|")
     for name, sec in rows:
         print(f"| {name} | {sec * 1e3:.2f} |")
