@@ -7,7 +7,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+from workloads._contract import kernel_array
 
 HEAVY = ("xarray", "zarr", "pandas", "dask", "distributed", "scipy.special", "matplotlib")
 
@@ -35,3 +38,38 @@ def test_help_loads_neither_numba_nor_the_data_stack():
 def test_workloads_lists_without_the_data_stack(argv):
     mods = loaded_after(argv)
     assert not [m for m in HEAVY if m in mods], [m for m in HEAVY if m in mods]
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
+def test_kernel_array_gives_the_one_array_type_the_kernels_are_compiled_for():
+    strided = np.arange(20, dtype=np.int32)[::2]
+    for a in (_read_only(np.arange(5.0)), strided, np.asfortranarray(np.ones((3, 2)))):
+        b = kernel_array(a, np.float64)
+        assert b.flags.c_contiguous and b.flags.writeable and b.flags.aligned and b.dtype == np.float64
+        assert np.array_equal(b, a)
+    plain = np.arange(4.0)
+    assert kernel_array(plain, np.float64) is plain  # no copy when nothing needs converting
+
+
+def test_read_only_or_strided_trace_arrays_compile_no_second_kernel():
+    from workloads.cluster import simulator
+
+    rng = np.random.default_rng(3)
+    n = 40
+    args = dict(submit=np.sort(rng.uniform(0, 500, n)), cores_req=rng.integers(1, 5, n),
+                mem_req=np.zeros(n), disk_req=np.zeros(n), estimate=rng.uniform(10, 100, n))
+    args["tau"] = args["estimate"] * rng.uniform(0.2, 1.0, n)
+    nodes = dict(node_cores=np.full(4, 2), node_mem=np.full(4, 1e9), node_disk=np.full(4, 1e9), node_speed=np.ones(4))
+    first = simulator.simulate(**args, **nodes, queue="easy", allocation_policy="first_fit", rng_seed=1)
+    compiled = len(simulator._run.signatures)
+    frozen = {k: _read_only(v) for k, v in args.items()}
+    frozen["submit"] = np.repeat(args["submit"], 2)[::2]  # a strided view
+    again = simulator.simulate(**frozen, **{k: _read_only(v) for k, v in nodes.items()}, queue="easy",
+                               allocation_policy="first_fit", rng_seed=1)
+    assert len(simulator._run.signatures) == compiled
+    assert np.array_equal(first.start, again.start)

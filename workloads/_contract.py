@@ -168,3 +168,11 @@ def empty_outputs(metrics: tuple[Metric, ...], n: int) -> dict[str, np.ndarray]:
 
 
 RunBatch = Callable[[Mapping[str, Any], np.ndarray], dict[str, np.ndarray]]
+
+
+def kernel_array(a: Any, dtype: Any) -> np.ndarray:
+    """``a`` as a C-contiguous, writeable, aligned array of ``dtype``: the one array type our
+    kernels are compiled for. A read-only array (pandas' ``to_numpy()``, ``np.frombuffer``)
+    or a strided view would make numba compile a second copy of the whole kernel, minutes of
+    CPU; converting here costs at most one copy."""
+    return np.require(a, dtype=dtype, requirements=("C", "W", "A"))

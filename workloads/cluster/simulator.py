@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from workloads._contract import kernel_array
+
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline
 from .bookkeeping import (
@@ -199,13 +201,13 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     Arrays only one queue policy reads (the profile, reservations and planned durations
     of conservative, EASY's running list) get their full size only for that policy: the
     allocation, not the simulation, dominated short runs."""
-    submit = np.ascontiguousarray(submit, np.float64)
+    submit = kernel_array(submit, np.float64)
     nj = submit.size
     if nj and np.any(np.diff(submit) < 0):
         raise ValueError("jobs must be sorted by submit time")
-    n = np.ascontiguousarray(cores_req, np.int64)
-    cores = np.ascontiguousarray(node_cores, np.int64)
-    speed = np.ascontiguousarray(node_speed, np.float64)
+    n = kernel_array(cores_req, np.int64)
+    cores = kernel_array(node_cores, np.int64)
+    speed = kernel_array(node_speed, np.float64)
     p = cores.size
     total = int(cores.sum())
     if nj and n.max() > total:
@@ -213,12 +215,12 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     if nj >= 2 ** 31:
         raise ValueError(f"{nj} jobs: at most 2**31 - 1 per flow")   # queue entries pack (cores, job)
     order, rank, bits = allocation.scan_state(alloc_policy, speed, cores)
-    mem = np.ascontiguousarray(node_mem, np.float64)
-    disk = np.ascontiguousarray(node_disk, np.float64)
+    mem = kernel_array(node_mem, np.float64)
+    disk = kernel_array(node_disk, np.float64)
     nd = (cores, mem, disk, speed, cores.copy(), mem.copy(), disk.copy(), order, rank, bits, np.empty(p, np.int64))
-    est = np.ascontiguousarray(estimate, np.float64)
-    jb = (submit, n, np.ascontiguousarray(mem_req, np.float64), np.ascontiguousarray(disk_req, np.float64),
-          est, np.ascontiguousarray(tau, np.float64))
+    est = kernel_array(estimate, np.float64)
+    jb = (submit, n, kernel_array(mem_req, np.float64), kernel_array(disk_req, np.float64),
+          est, kernel_array(tau, np.float64))
     nan = np.full(nj, np.nan)
     out = (nan.copy(), nan.copy(), np.zeros(nj, np.int8), np.zeros(nj, np.int64), nan.copy(), nan.copy(),
            nan.copy(), np.full(nj, np.inf), np.zeros(nj))

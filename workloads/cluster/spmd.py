@@ -39,6 +39,8 @@ import math
 
 import numpy as np
 
+from workloads._contract import kernel_array
+
 from . import network as net
 from .network import A_BLOCK, A_RECVS, COMPUTE_END, NEED_ROOM, kernel
 from ._jit import kernel_inline
@@ -347,7 +349,7 @@ class SpmdSim:
         self.pr = np.zeros((4, max(procs, 1)), np.int64)
         self.prf = np.zeros((2, max(procs, 1)))
         self.pi = np.zeros((2, max(int(pibase[-1]), 1)), np.int64)
-        self.node_speed = np.ascontiguousarray(node_speed, np.float64)
+        self.node_speed = kernel_array(node_speed, np.float64)
         if self.node_speed.size != topo.n_nodes:
             raise ValueError(f"node_speed has {self.node_speed.size} entries, the topology {topo.n_nodes} nodes")
         self.max_deg = int(max(n.max() - 1, 1)) if nj else 1

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._contract import kernel_array
+
 from .lp import max_throughput
 
 V_HIGH, V_LOW = 0.9, 0.1
@@ -191,7 +193,7 @@ def g_weibull_scales(group: np.ndarray, scale_min: float, scale_max: float) -> n
 def load_rates(path: str) -> np.ndarray:
     """A rate matrix from a ``.npy`` file or a CSV/whitespace text file (rows = classes)."""
     if str(path).endswith(".npy"):
-        return np.load(path)
+        return kernel_array(np.load(path), np.float64)  # a Fortran-ordered file loads strided
     with open(path) as f:
         text = f.read().replace(",", " ")
     rows = [list(map(float, line.split())) for line in text.splitlines() if line.strip() and not line.startswith("#")]

@@ -31,6 +31,8 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from workloads._contract import kernel_array
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -75,11 +77,11 @@ class Problem:
     @cached_property
     def _arrays(self) -> tuple:
         return (
-            np.ascontiguousarray(self.speed, np.float64), np.ascontiguousarray(self.group, np.int64),
-            np.ascontiguousarray(self.ready, np.float64), np.ascontiguousarray(self.prev_end, np.float64),
-            np.ascontiguousarray(self.width, np.int64), np.ascontiguousarray(self.length, np.float64),
-            np.ascontiguousarray(self.prio, np.int64), np.ascontiguousarray(self.pred, np.int64),
-            np.ascontiguousarray(self.mask, np.bool_), self.proc_job, self.job_first,
+            kernel_array(self.speed, np.float64), kernel_array(self.group, np.int64),
+            kernel_array(self.ready, np.float64), kernel_array(self.prev_end, np.float64),
+            kernel_array(self.width, np.int64), kernel_array(self.length, np.float64),
+            kernel_array(self.prio, np.int64), kernel_array(self.pred, np.int64),
+            kernel_array(self.mask, np.bool_), self.proc_job, self.job_first,
             bool(np.all(self.width == 1) and np.all(self.pred < 0)),
             np.ascontiguousarray(self.mask.all(axis=1)),
         )
