@@ -4,7 +4,8 @@ from __future__ import annotations
 from workloads._numba_cache import drop_stale_caches
 
 
-def test_caches_dropped_only_when_a_source_changes(tmp_path):
+def test_caches_dropped_only_when_a_source_changes(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)  # numba's caches beside the sources
     (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
     (tmp_path / "__pycache__").mkdir()
     src = tmp_path / "pkg" / "kernels.py"
@@ -16,3 +17,30 @@ def test_caches_dropped_only_when_a_source_changes(tmp_path):
     assert drop_stale_caches(tmp_path) is False and cache.exists()      # same sources: keep
     (tmp_path / "other.py").write_text("y = 2\n")                        # any module changes
     assert drop_stale_caches(tmp_path) is True and not cache.exists()
+
+
+def test_caches_under_numba_cache_dir_are_dropped_too(tmp_path, monkeypatch):
+    from numba.core.caching import _CacheLocator
+
+    from workloads._numba_cache import numba_subpath
+
+    src_root = tmp_path / "src"
+    (src_root / "pkg").mkdir(parents=True)
+    src = src_root / "pkg" / "kernels.py"
+    src.write_text("x = 1\n")
+    assert numba_subpath(src.parent) == _CacheLocator.get_suitable_cache_subpath(str(src))  # numba's own rule
+    cache_dir = tmp_path / "shared-cache"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache_dir))
+    cached = cache_dir / numba_subpath(src.parent) / "kernels.f-1.py311.nbi"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("stale")
+    other = cache_dir / "elsewhere_0123" / "theirs.nbi"  # another project's cache: not ours to touch
+    other.parent.mkdir()
+    other.write_text("theirs")
+    assert drop_stale_caches(src_root) is True and not cached.exists()
+    cached.write_text("fresh")
+    assert drop_stale_caches(src_root) is False and cached.exists()
+    src.write_text("x = 2\n")
+    assert drop_stale_caches(src_root) is True and not cached.exists()
+    assert other.read_text() == "theirs"
+    assert not (src_root / "__pycache__").exists()  # the stamp lives with the caches
