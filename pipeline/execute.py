@@ -208,10 +208,20 @@ class _Runner:
         timeout = self.task_timeout or PILOT_TIMEOUT
         # The first call may compile numba kernels for minutes on a cold cache: say what runs.
         say(f"pilot: timing {len(picks)} of {len(all_cells)} cells (time limit {timeout:g} s per part)")
-        futures = {(cell, start): self.executor.submit(pilot, self.spec.workload, self.cells[cell],
-                                                       self.seeds(cell, start, stop), PILOT_SECONDS, timeout,
-                                                       key=f"pilot-{cell}-{start}")
-                   for cell, start, stop in jobs}
+        def submit(cell: tuple[int, ...], start: int, stop: int) -> Any:
+            return self.executor.submit(pilot, self.spec.workload, self.cells[cell], self.seeds(cell, start, stop),
+                                        PILOT_SECONDS, timeout, key=f"pilot-{cell}-{start}")
+
+        futures = {}
+        if self.executor.n_workers > 1 and not _kernels_cached(self.module):
+            # Compile once, not once per worker: the first pilot fills the numba cache
+            # (shared by every worker on one machine, or on a shared file system) alone.
+            say("pilot: no compiled kernels cached for this workload yet; one worker compiles them first")
+            cell, start, stop = jobs[0]
+            futures[(cell, start)] = submit(cell, start, stop)
+            _wait(futures[(cell, start)])
+        futures.update({(cell, start): submit(cell, start, stop) for cell, start, stop in jobs
+                        if (cell, start) not in futures})
         results = {}
         for (cell, start), future in futures.items():
             try:
@@ -468,6 +478,27 @@ class _Runner:
         kind = "crashed" if batch.lost >= MAX_LOST else "error"
         self._write(batch, {"outputs": outputs, "failed": {k: (kind, text) for k in range(n)}, "seconds": 0.0})
         self._advance(batch)
+
+
+def _kernels_cached(module: Any) -> bool:
+    """Whether the workload's folder has compiled kernels in numba's cache (a model without
+    numba kernels counts as cached: there is nothing to compile once)."""
+    from workloads._numba_cache import has_cached_kernels
+
+    from .codehash import code_files
+
+    file = getattr(module, "__file__", None)
+    if not file or "numba" not in code_files(module)[2]:
+        return True
+    return has_cached_kernels(Path(file).resolve().parent)
+
+
+def _wait(future: Any) -> None:
+    """Block until ``future`` has finished, whatever its outcome (its result is read later)."""
+    try:
+        future.result()
+    except Exception:  # noqa: BLE001 - a failed pilot is reported where its result is read
+        pass
 
 
 class _LogProgress:

@@ -73,3 +73,28 @@ def test_read_only_or_strided_trace_arrays_compile_no_second_kernel():
                                allocation_policy="first_fit", rng_seed=1)
     assert len(simulator._run.signatures) == compiled
     assert np.array_equal(first.start, again.start)
+
+
+def test_a_cold_cache_is_filled_by_one_pilot_before_the_others_start(tmp_path, write_spec):
+    """Compiled once per sweep, not once per worker; and a second process loads, not compiles."""
+    import json
+    import os
+
+    cache = tmp_path / "numba-cache"
+    spec = write_spec('name = "c"\nworkload = "mm1"\nreplications = 8\nseed = 1\n[params]\ncustomers = 300\n'
+                      'warmup = 10\n[sweep]\narrival_rate = [0.3, 0.5, 0.7]\n', "cold.toml")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    run = [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--workers", "2", "--no-progress", "--store"]
+    first = subprocess.run(run + [str(tmp_path / "a.zarr")], capture_output=True, text=True, env=env, check=True)
+    assert "one worker compiles them first" in first.stderr
+    second = subprocess.run(run + [str(tmp_path / "b.zarr")], capture_output=True, text=True, env=env, check=True)
+    assert "compiles them first" not in second.stderr
+    # A fresh process finds every kernel mm1 needs in the cache: loads, does not compile.
+    code = ("import json, numpy as np\nfrom workloads import mm1\n"
+            "mm1.run_batch({'arrival_rate': 0.5, 'service_rate': 1.0, 'customers': 300, 'warmup': 10},"
+            " np.arange(2, dtype=np.uint64))\n"
+            "print(json.dumps({n: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for n, f in vars(mm1).items()"
+            " if hasattr(f, 'stats') and f.signatures}))")
+    stats = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                      check=True).stdout)
+    assert stats and all(hits >= 1 and misses == 0 for hits, misses in stats.values()), stats

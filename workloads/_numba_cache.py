@@ -66,3 +66,10 @@ def drop_stale_caches(root: Path = ROOT) -> bool:
     except OSError:
         return False  # a read-only install: numba then compiles in memory
     return True
+
+
+def has_cached_kernels(directory: Path) -> bool:
+    """Whether numba has cached kernels of modules in ``directory`` (in the cache location now in force)."""
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    folder = Path(cache_dir) / numba_subpath(directory) if cache_dir else directory / "__pycache__"
+    return any(folder.glob("*.nbi"))

@@ -1,0 +1,91 @@
+"""Compile time of what one spec needs, cold and cached (issue 20 items 1 and 2).
+
+For each spec, a fresh process with an empty ``NUMBA_CACHE_DIR`` runs one replication of
+every cell of the spec (sizes reduced with ``--set`` so that running costs little), each
+twice: the CPU of the first call minus the second is what compiling cost. A second fresh
+process with the same cache directory does the same: what loading the cache costs.
+
+    python -m benchmarks.bench_compile                 # the worst case of each workload
+    python -m benchmarks.bench_compile jobs/mm1.toml   # any specs
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# Per workload the spec whose cells select the most kernels, made small.
+WORST = {
+    "jobs/cluster-network-backfill.toml": ["params.jobs=30"],
+    "jobs/cluster-lublin-load.toml": ["params.jobs=30"],
+    "jobs/desktop-grid-estimation-error.toml": ["params.horizon=300.0", "params.warmup=30.0"],
+    "jobs/ga-time-to-solution.toml": ["sweep.density=[1]", "params.max_generations=20"],
+    "jobs/cyclic-frsm-vs-css.toml": ["params.jobs=10"],
+    "jobs/slot-selection.toml": [],
+}
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def child(spec_path: str, overrides: list[str]) -> None:
+    """In the fresh process: compile CPU (first call minus second) over every cell."""
+    t0 = _cpu()
+    from pipeline.spec import load, workload_of
+
+    spec = load(spec_path, overrides)
+    module = workload_of(spec)
+    imports = _cpu() - t0
+    import numpy as np
+
+    seed = np.array([12345], np.uint64)
+    first = second = 0.0
+    for _, params in spec.cells():
+        a = _cpu()
+        module.run_batch(params, seed)
+        b = _cpu()
+        module.run_batch(params, seed)
+        c = _cpu()
+        first += b - a
+        second += c - b
+    print(json.dumps({"imports": imports, "first": first, "second": second, "cells": len(dict(spec.cells()))}))
+
+
+def measure(spec: str, overrides: list[str], cache: Path) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_compile", "--child", spec, *overrides],
+                         env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{spec}: {out.stderr.strip().splitlines()[-1]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="*", help="spec files (default: the worst case of each workload)")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], args.child[1:])
+        return
+    specs = {s: [] for s in args.specs} if args.specs else WORST
+    print("| spec (reduced) | cells | cold compile CPU s | cached: load CPU s | imports CPU s |")
+    print("|---|---|---|---|---|")
+    for spec, overrides in specs.items():
+        with tempfile.TemporaryDirectory() as d:
+            cold = measure(spec, overrides, Path(d))
+            warm = measure(spec, overrides, Path(d))
+        label = spec + (f" ({', '.join(overrides)})" if overrides else "")
+        print(f"| {label} | {cold['cells']} | {cold['first'] - cold['second']:.1f} | "
+              f"{warm['first'] - warm['second']:.2f} | {cold['imports']:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
