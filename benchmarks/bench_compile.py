@@ -6,7 +6,7 @@ twice: the CPU of the first call minus the second is what compiling cost. A seco
 process with the same cache directory does the same: what loading the cache costs.
 
     python -m benchmarks.bench_compile                 # the worst case of each workload
-    python -m benchmarks.bench_compile jobs/mm1.toml   # any specs
+    python -m benchmarks.bench_compile jobs/mm1.toml --set params.customers=100   # any specs
 """
 from __future__ import annotations
 
@@ -70,12 +70,14 @@ def measure(spec: str, overrides: list[str], cache: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="*", help="spec files (default: the worst case of each workload)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override for the specs given (as schedsweep run --set)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1:])
         return
-    specs = {s: [] for s in args.specs} if args.specs else WORST
+    specs = {s: args.set for s in args.specs} if args.specs else WORST
     print("| spec (reduced) | cells | cold compile CPU s | cached: load CPU s | imports CPU s |")
     print("|---|---|---|---|---|")
     for spec, overrides in specs.items():

@@ -52,6 +52,23 @@ def dask_round_trip(client, n: int) -> float:
     return (time.perf_counter() - t) / n
 
 
+def many_pending(client, n: int) -> tuple[float, float, float]:
+    """``n`` no-op tasks submitted at once, as a sweep submits its batches: (tasks per second
+    end to end, ms to submit one, KB of this process's memory per pending task; with a
+    LocalCluster this process holds the scheduler too)."""
+    import os
+
+    def rss() -> float:
+        with open(f"/proc/{os.getpid()}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e3
+
+    before, t = rss(), time.perf_counter()
+    futures = [client.submit(_noop, i, pure=False, key=f"pending-{i}") for i in range(n)]
+    submitted, grown = time.perf_counter() - t, rss() - before
+    client.gather(futures)
+    return n / (time.perf_counter() - t), submitted / n * 1e3, grown / n
+
+
 def child_call(n: int) -> float:
     from pipeline.tasks import run_isolated
 
@@ -114,9 +131,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pending", type=int, default=20000, help="tasks of the scheduler-load measurement")
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
     args = parser.parse_args()
-    rows = []
+    rows, extra = [], []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.slurm:
@@ -143,8 +161,11 @@ def main() -> None:
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1",
                                    dashboard_address=None, silence_logs=logging.ERROR)
             where = {"scheduler": cluster.scheduler_address}
-            with Client(cluster.scheduler_address) as client:
+            with Client(cluster) as client:
                 rows.append(("dask round trip (no-op task)", dask_round_trip(client, args.tasks)))
+                rate, submit_ms, kb = many_pending(client, args.pending)
+                extra = [f"{args.pending} no-op tasks submitted at once: {rate:.0f} tasks/s, {submit_ms:.2f} ms to "
+                         f"submit one, {kb:.1f} KB per pending task (client and scheduler)"]
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
         rows.append(("child call", child_call(min(args.tasks, 200))))
@@ -162,6 +183,8 @@ def main() -> None:
     print("|---|---|")
     for name, sec in rows:
         print(f"| {name} | {sec * 1e3:.2f} |")
+    for line in extra:
+        print(line)
 
 
 if __name__ == "__main__":
