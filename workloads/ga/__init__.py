@@ -60,7 +60,13 @@ PARAMS = (
           "as separate Dask tasks exchanging migrants (needs a Dask client, e.g. inside `schedsweep run` on a "
           "cluster); results are identical", choices=("in_process", "dask")),
     Param("stall_generations", "int", 100, "stop when the best has not improved for this many generations", low=1),
-    Param("max_generations", "int", 5000, "stop after this many generations per period", low=0),
+    Param("max_generations", "int", 100_000, "stop after this many generations per period, a safety net "
+          "behind the stall rule (runs it stops are counted in capped_periods; 5,000 before, which stopped "
+          "every run from D = 4 on)", low=0),
+    Param("target", "str", "one_island", "the fixed quality time to solution is counted against, per period: "
+          "the final best of one island with these settings on the same problem (so T_1 / T_p compares "
+          "equal quality for every P and I_m; costs one more one-island run per period when P > 1), or each "
+          "run's own final best (the measure before)", choices=("one_island", "own_final")),
 )
 
 METRICS = (
@@ -73,8 +79,12 @@ METRICS = (
     Metric("mean_wait", "time", "mean over jobs of start minus arrival"),
     Metric("tau", "time", "docking gap: sum over periods and units of first start minus previous end"),
     Metric("generations", "generations", "GA generations run, summed over periods (NaN for baselines)"),
-    Metric("generations_to_solution", "generations", "generations until the best is within 1% of the period's "
-           "final best, summed over periods (NaN for baselines)"),
+    Metric("generations_to_solution", "generations", "generations until the best reaches the period's target "
+           "(param target; within 1%), summed over periods (NaN for baselines or if a period never reached it)"),
+    Metric("generations_to_own_final", "generations", "generations until the best is within 1% of the period's "
+           "own final best, summed over periods (the measure before the fixed target; NaN for baselines)"),
+    Metric("capped_periods", "periods", "periods whose GA was stopped by max_generations, not by stalling "
+           "(NaN for baselines)"),
     Metric("time_to_solution", "evaluations", "T_p: generations_to_solution x Z, the deterministic cost on one "
            "computing module per island (NaN for baselines)"),
     Metric("evaluations", "evaluations", "objective evaluations over all islands and periods (NaN for baselines)"),
@@ -86,6 +96,7 @@ METRICS = (
 REASONS = {
     0: ("none", "the replication produced every metric"),
     1: ("no_jobs", "no job arrived in any period"),
+    2: ("target_not_reached", "a period's GA never reached its target quality (time to solution undefined)"),
 }
 
 
@@ -118,7 +129,7 @@ def ga_settings(params: Mapping[str, Any]) -> GASettings:
     return GASettings(**{k: params[k] for k in GASettings.__dataclass_fields__})
 
 
-def _plan_with_dask_islands(inst, method, settings, rngs):
+def _plan_with_dask_islands(inst, method, settings, rngs, target):
     """:func:`plan` with each island epoch a Dask task; from inside a Dask task the
     worker's slot is given back while the islands run (``worker_client``)."""
     import distributed
@@ -132,12 +143,14 @@ def _plan_with_dask_islands(inst, method, settings, rngs):
         inside = False
     if inside:
         with distributed.worker_client() as client:
-            return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r))
+            return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r),
+                        target=target)
     try:
         client = distributed.get_client()
     except ValueError as err:
         raise ValueError("island_execution = 'dask' needs a running Dask client") from err
-    return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r))
+    return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r),
+                        target=target)
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
@@ -151,9 +164,9 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
             out["reason"][r] = 1
             continue
         if params["island_execution"] == "dask" and method == "ga":
-            res = _plan_with_dask_islands(inst, method, settings, streams[1:])
+            res = _plan_with_dask_islands(inst, method, settings, streams[1:], params["target"])
         else:
-            res = plan(inst, method, settings, streams[1:])
+            res = plan(inst, method, settings, streams[1:], target=params["target"])
         f = np.exp(res.log_gmean)
         chosen = {"gmean": f, "makespan": res.makespan, "weighted_completion": res.weighted_completion}
         out["objective"][r] = np.mean(chosen[settings.objective])
@@ -167,7 +180,12 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         out["wall_seconds"][r] = res.wall_seconds
         if method == "ga":
             out["generations"][r] = res.generations
-            out["generations_to_solution"][r] = res.generations_to_solution
-            out["time_to_solution"][r] = res.generations_to_solution * settings.population
+            out["generations_to_own_final"][r] = res.generations_to_own_final
+            out["capped_periods"][r] = res.capped_periods
             out["evaluations"][r] = res.counters[0]
+            if res.reached:
+                out["generations_to_solution"][r] = res.generations_to_solution
+                out["time_to_solution"][r] = res.generations_to_solution * settings.population
+            else:
+                out["reason"][r] = 2
     return out

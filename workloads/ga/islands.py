@@ -46,7 +46,7 @@ class GASettings:
     migrants: int = 1             # best individuals sent to the next island
     init_mutations: int = 5       # swap attempts perturbing each initial individual but the first
     stall_generations: int = 100
-    max_generations: int = 5000
+    max_generations: int = 100_000
     objective: str = "gmean"
     docking: str = "tau_first"    # rank by (tau, f) (source) or by f alone
 
@@ -237,10 +237,17 @@ def run_islands(problem: Problem, settings: GASettings, rngs: list) -> IslandRes
 def generations_to_solution(result: IslandResult, objective: str, within: float = 0.01) -> int:
     """First generation whose best has the final tau and is within ``within`` of the final
     objective (for ``gmean`` compared as ``log f``, i.e. f within a factor 1 + within)."""
-    t_final, f_final = result.hist_tau[-1], result.hist_fit[-1]
+    return generations_to_target(result, result.hist_tau[-1], result.hist_fit[-1], objective, within)
+
+
+def generations_to_target(result: IslandResult, target_tau: float, target_fit: float, objective: str,
+                          within: float = 0.01) -> int:
+    """First generation whose best reaches the target quality ``(target_tau, target_fit)``:
+    a smaller docking gap, or the same gap and an objective within ``within`` of the target
+    (for ``gmean``, whose fitness is ``log f``: f within a factor 1 + within). -1 if never."""
     if objective == "gmean":
-        close = result.hist_fit - f_final <= np.log1p(within)
+        close = result.hist_fit - target_fit <= np.log1p(within)
     else:
-        close = result.hist_fit <= f_final + within * abs(f_final)
-    ok = (result.hist_tau == t_final) & close
-    return int(np.argmax(ok))
+        close = result.hist_fit <= target_fit + within * abs(target_fit)
+    ok = (result.hist_tau < target_tau) | ((result.hist_tau == target_tau) & close)
+    return int(np.argmax(ok)) if ok.any() else -1

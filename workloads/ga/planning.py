@@ -14,11 +14,13 @@ import numpy as np
 
 from .baselines import BASELINES
 from .instance import Instance, period_problem
-from .islands import GASettings, generations_to_solution, run_islands
+from .islands import GASettings, _copy_rng, generations_to_solution, generations_to_target, run_islands
 from .model import Problem, timed
 from .objectives import log_gmean, makespan, tau, weighted_completion
 
 METHODS = ("ga", "backfill", "fcfs")
+TARGETS = ("one_island", "own_final")
+REFERENCE_INTERVAL = 50  # I_m of the one-island reference run (epochs set when it checks for a stall)
 
 
 @dataclass
@@ -40,18 +42,33 @@ class PlanResult:
     tau: list = field(default_factory=list)
     waits: list = field(default_factory=list)       # per job, start - arrival
     generations: int = 0
-    generations_to_solution: int = 0
+    generations_to_solution: int = 0               # to the fixed target, summed over periods
+    reached: bool = True                           # every period reached its target
+    generations_to_own_final: int = 0
+    capped_periods: int = 0                        # periods stopped by max_generations
+    targets: list = field(default_factory=list)    # (tau, fitness) target of each period
     counters: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
     wall_seconds: float = 0.0
     schedules: list = field(default_factory=list)   # PeriodSchedule, if kept
 
 
+def _reference(problem: Problem, settings: GASettings, rng0) -> tuple[float, float]:
+    """The target of a period: the final best (tau, fitness) of one island with these settings
+    but I_m = REFERENCE_INTERVAL (with one island I_m only sets when a stall is noticed) on
+    this problem, from (a copy of) island 0's generator: the same for every P and I_m."""
+    one = GASettings(**{**settings.__dict__, "islands": 1, "migration_interval": REFERENCE_INTERVAL})
+    res = run_islands(problem, one, [_copy_rng(rng0)])
+    return float(res.hist_tau[-1]), float(res.hist_fit[-1])
+
+
 def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
-         run=run_islands, keep: bool = False) -> PlanResult:
+         run=run_islands, keep: bool = False, target: str = "one_island") -> PlanResult:
     """Schedule every period of ``inst`` with ``method``; ``run`` runs the island GA
     (``run_islands`` or a Dask variant taking the same arguments)."""
     if method not in METHODS:
         raise ValueError(f"method {method!r} must be one of {METHODS}")
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r} must be one of {TARGETS}")
     out = PlanResult()
     C = inst.speed.shape[0]
     unit_end = np.full(C, np.nan)
@@ -61,12 +78,21 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
         if jobs.size == 0:
             continue
         if method == "ga":
+            # With one island and the reference's I_m the reference run is this run itself.
+            itself = settings.islands == 1 and settings.migration_interval == REFERENCE_INTERVAL
+            reference = _reference(problem, settings, rngs[0]) if target == "one_island" and not itself else None
             res = run(problem, settings, rngs)
             rngs = res.rngs
             body, header = res.body, res.header
             start, dur, unit_of = timed(problem, body, header)
             out.generations += res.generations
-            out.generations_to_solution += generations_to_solution(res, settings.objective)
+            out.capped_periods += res.generations >= settings.max_generations
+            out.generations_to_own_final += generations_to_solution(res, settings.objective)
+            goal = (res.hist_tau[-1], res.hist_fit[-1]) if reference is None else reference
+            out.targets.append(goal)
+            g = generations_to_target(res, *goal, settings.objective)
+            out.reached &= g >= 0
+            out.generations_to_solution += max(g, 0)
             out.counters += res.counters
         else:
             body, header, start, dur = BASELINES[method](problem)
