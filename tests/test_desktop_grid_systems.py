@@ -6,7 +6,7 @@ import pytest
 
 from workloads import desktop_grid as dg
 from workloads.desktop_grid.lp import max_throughput
-from workloads.desktop_grid.systems import build_system, partial_availability
+from workloads.desktop_grid.systems import build_system, heterogeneity, partial_availability
 from workloads.desktop_grid.timeline import draw_timeline, estimated_views, lp_keys
 
 
@@ -31,13 +31,31 @@ def test_system_a_structure():
     assert mu[0, 0] == pytest.approx(0.2 * vy[:, ::6].mean())
 
 
-def test_heterogeneity_kinds():
-    """Machine heterogeneity = variation along a row, task = along a column (group rates)."""
-    def cov(x, axis):
-        return (x.std(axis=axis) / x.mean(axis=axis)).mean()
-    rates = {k: build_system(k, 1).meta["group_rates"] for k in "BCDE"}   # HiHi LoHi HiLo LoLo
-    assert cov(rates["C"], 1) > 3 * cov(rates["E"], 1)       # machine Hi vs Lo
-    assert cov(rates["D"], 0) > 3 * cov(rates["E"], 0)       # task Hi vs Lo
+LABELS = {"A": "HiHi", "B": "HiHi", "C": "LoHi", "D": "HiLo", "E": "LoLo",
+          "testbed_hihi": "HiHi", "testbed_lolo": "LoLo"}  # A: its 80% are highly heterogeneous both ways
+
+
+def _group_times(system) -> np.ndarray:
+    first = [int(np.flatnonzero(system.group == g)[0]) for g in np.unique(system.group)]
+    return 1.0 / system.mu_nom[:, first]
+
+
+@pytest.mark.parametrize("name", sorted(LABELS))
+def test_every_system_is_what_its_name_says_by_the_measure(name):
+    """Task heterogeneity (CV down a column) and machine heterogeneity (CV along a row) of the
+    execution times: Hi at least 0.5, Lo at most 0.25 (the generator's V are 0.9 and 0.1)."""
+    task, machine = heterogeneity(_group_times(build_system(name, 1)))
+    for level, label in zip((task, machine), (LABELS[name][:2], LABELS[name][2:])):
+        assert level >= 0.5 if label == "Hi" else level <= 0.25, (name, task, machine)
+
+
+def test_lohi_by_cvb_is_not_lohi_and_the_machine_factor_is():
+    """Over 40 seeds: CVB's LoHi varies a column about as much as a row; the machine factor's does not."""
+    cvb = np.array([heterogeneity(_group_times(build_system("C", s, lohi_generator="cvb"))) for s in range(40)])
+    factor = np.array([heterogeneity(_group_times(build_system("C", s))) for s in range(40)])
+    assert cvb[:, 0].mean() > 0.5                                  # the finding: task heterogeneity is high
+    assert factor[:, 0].mean() < 0.2 < 0.5 < factor[:, 1].mean()   # low task, high machine
+    assert factor[:, 0].max() < 0.3
 
 
 def test_testbeds_and_g():

@@ -47,6 +47,10 @@ PARAMS = (
           "'alpha2:0.01/1+partial' (exponential failures at rate 0.01, mean down time 1); "
           "empty = use those parameters as given"),
     Param("system_seed", "int", 1, "seed of the system generator (rates of A-E, test beds, G2)", low=0),
+    Param("lohi_generator", "str", "machine_factor", "how a LoHi system (C, or generated LoHi) is drawn: "
+          "class means times a machine factor shared by all classes (low task, high machine heterogeneity "
+          "by the measure of systems.heterogeneity), or CVB as the other kinds (measures about 0.9 both ways)",
+          choices=("machine_factor", "cvb")),
     Param("heterogeneity", "str", "HiHi", "(task, machine) heterogeneity of system 'generated'",
           choices=tuple(HETEROGENEITY)),
     Param("groups", "int", 7, "machine groups of system 'generated'", low=1),
@@ -224,15 +228,16 @@ def _check_system(params: Mapping[str, Any]) -> list[str]:
 
 @lru_cache(maxsize=16)
 def _system(name: str, system_seed: int, heterogeneity: str, groups: int, per_group: int,
-            alpha: tuple, rates_file: str) -> System:
+            alpha: tuple, rates_file: str, lohi_generator: str = "machine_factor") -> System:
     rates = load_rates(rates_file) if name == "custom" else None
-    return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates)
+    return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates, lohi_generator)
 
 
 def system_of(params: Mapping[str, Any]) -> tuple[System, np.ndarray]:
     """The system and the arrival vector (tasks per time unit) of ``params``."""
     sysm = _system(params["system"], params["system_seed"], params["heterogeneity"],
-                   params["groups"], params["per_group"], tuple(params["alpha"]), params["rates_file"])
+                   params["groups"], params["per_group"], tuple(params["alpha"]), params["rates_file"],
+                   params["lohi_generator"])
     alpha = np.asarray(params["alpha"], float) if params["alpha"] else sysm.alphas[params["arrivals"]]
     if alpha.shape != (sysm.n_classes,):
         raise ValueError(f"alpha has {alpha.size} rates, system {sysm.name!r} has {sysm.n_classes} classes")

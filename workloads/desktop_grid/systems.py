@@ -75,6 +75,31 @@ def cvb_group_times(rng: np.random.Generator, n_classes: int, n_groups: int, v_t
     return rng.gamma(1.0 / v_mach**2, (q * v_mach**2)[:, None], size=(n_classes, n_groups))
 
 
+def machine_factor_group_times(rng: np.random.Generator, n_classes: int, n_groups: int, v_task: float,
+                               v_mach: float, v_noise: float = V_LOW, mu_task: float = 1.0) -> np.ndarray:
+    """``e[i, g] = q_i * m_g * eps_ig`` (time units): class means ``q`` with CV ``v_task``, a machine
+    factor ``m`` (mean 1) with CV ``v_mach``, and a small independent noise (CV ``v_noise``).
+
+    CVB cannot make low task with high machine heterogeneity: its draw ``e_ig ~ Gamma(CV
+    v_mach)`` around ``q_i`` varies a column (one machine, across classes) as much as a row, so
+    its "LoHi" measures about 0.9 both ways (:func:`heterogeneity`). Here the machines' spread
+    is shared by all classes, so a column varies only by ``v_task`` and the noise."""
+    q = rng.gamma(1.0 / v_task**2, mu_task * v_task**2, size=n_classes)
+    m = rng.gamma(1.0 / v_mach**2, v_mach**2, size=n_groups)
+    eps = rng.gamma(1.0 / v_noise**2, v_noise**2, size=(n_classes, n_groups))
+    return q[:, None] * m[None, :] * eps
+
+
+def heterogeneity(group_times: np.ndarray) -> tuple[float, float]:
+    """(task, machine) heterogeneity of execution times ``e[i, g]`` (classes x machine groups),
+    the measure of Ali et al. (HCW 2000): task heterogeneity = the coefficient of variation
+    down a column (one machine group, across classes), averaged over groups; machine
+    heterogeneity = the CV along a row (one class, across groups), averaged over classes.
+    Groups, not machines, so that a group's identical machines do not weigh in more."""
+    e = np.asarray(group_times, float)
+    return (float(np.mean(e.std(axis=0) / e.mean(axis=0))), float(np.mean(e.std(axis=1) / e.mean(axis=1))))
+
+
 def _expand(group_rates: np.ndarray, per_group) -> tuple[np.ndarray, np.ndarray]:
     """Give every machine its group's column; ``per_group`` an int or a list per group."""
     sizes = np.broadcast_to(np.asarray(per_group), (group_rates.shape[1],))
@@ -90,12 +115,17 @@ def scale_to_load(mu: np.ndarray, alpha_heavy: np.ndarray, load: float = TARGET_
 
 
 def generated_system(name: str, heterogeneity: str, n_groups: int, per_group: int,
-                     alpha1, alpha2, system_seed: int) -> System:
-    """A CVB system with groups of identical machines, scaled to 95% load under ``alpha2``."""
+                     alpha1, alpha2, system_seed: int, lohi_generator: str = "machine_factor") -> System:
+    """A CVB system with groups of identical machines, scaled to 95% load under ``alpha2``.
+    Low task with high machine heterogeneity (LoHi) is drawn by ``lohi_generator``:
+    ``machine_factor`` (default; :func:`machine_factor_group_times`) or ``cvb`` (as before,
+    which is not LoHi by :func:`heterogeneity`)."""
     v_task, v_mach = HETEROGENEITY[heterogeneity]
     alpha1 = np.asarray(alpha1, float)
     alpha2 = np.asarray(alpha2 if alpha2 is not None else alpha1, float)
-    rates = 1.0 / cvb_group_times(_rng(system_seed, name), len(alpha1), n_groups, v_task, v_mach)
+    draw = (machine_factor_group_times if v_task < v_mach and lohi_generator == "machine_factor"
+            else cvb_group_times)
+    rates = 1.0 / draw(_rng(system_seed, name), len(alpha1), n_groups, v_task, v_mach)
     mu, group = _expand(rates, per_group)
     factor = scale_to_load(mu, alpha2)[0, 0] / mu[0, 0]   # scaling uses all machines
     mu, rates = mu * factor, rates * factor
@@ -144,20 +174,20 @@ def system_g(name: str, system_seed: int) -> System:
 
 
 def build_system(name: str, system_seed: int = 1, heterogeneity: str = "HiHi", groups: int = 7,
-                 per_group: int = 4, alpha=None, rates=None) -> System:
+                 per_group: int = 4, alpha=None, rates=None, lohi_generator: str = "machine_factor") -> System:
     """The named system. ``generated`` needs ``alpha`` (its heavier vector); ``custom`` needs
     ``rates`` (N x M nominal rates) and ``alpha``."""
     if name == "A":
         return system_a(system_seed)
     if name in GENERATED:
         het, ng, pg, a1, a2 = GENERATED[name]
-        return generated_system(name, het, ng, pg, a1, a2, system_seed)
+        return generated_system(name, het, ng, pg, a1, a2, system_seed, lohi_generator)
     if name in TESTBEDS:
         return testbed(name, system_seed)
     if name in G_ALPHA:
         return system_g(name, system_seed)
     if name == "generated":
-        return generated_system(name, heterogeneity, groups, per_group, alpha, alpha, system_seed)
+        return generated_system(name, heterogeneity, groups, per_group, alpha, alpha, system_seed, lohi_generator)
     if name == "custom":
         mu = np.atleast_2d(np.asarray(rates, float))
         a = np.asarray(alpha, float)
