@@ -51,6 +51,9 @@ PARAMS = (
           "class means times a machine factor shared by all classes (low task, high machine heterogeneity "
           "by the measure of systems.heterogeneity), or CVB as the other kinds (measures about 0.9 both ways)",
           choices=("machine_factor", "cvb")),
+    Param("a_scaling", "str", "partial", "System A's 95% load of alpha2 is set under its partial CPU availability "
+          "(stable in its alpha2 + partial cases) or with every machine dedicated (the general rule; then "
+          "lambda* = 0.89 there and no policy is stable)", choices=("partial", "dedicated")),
     Param("heterogeneity", "str", "HiHi", "(task, machine) heterogeneity of system 'generated'",
           choices=tuple(HETEROGENEITY)),
     Param("groups", "int", 7, "machine groups of system 'generated'", low=1),
@@ -228,16 +231,18 @@ def _check_system(params: Mapping[str, Any]) -> list[str]:
 
 @lru_cache(maxsize=16)
 def _system(name: str, system_seed: int, heterogeneity: str, groups: int, per_group: int,
-            alpha: tuple, rates_file: str, lohi_generator: str = "machine_factor") -> System:
+            alpha: tuple, rates_file: str, lohi_generator: str = "machine_factor",
+            a_scaling: str = "partial") -> System:
     rates = load_rates(rates_file) if name == "custom" else None
-    return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates, lohi_generator)
+    return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates, lohi_generator,
+                        a_scaling)
 
 
 def system_of(params: Mapping[str, Any]) -> tuple[System, np.ndarray]:
     """The system and the arrival vector (tasks per time unit) of ``params``."""
     sysm = _system(params["system"], params["system_seed"], params["heterogeneity"],
                    params["groups"], params["per_group"], tuple(params["alpha"]), params["rates_file"],
-                   params["lohi_generator"])
+                   params["lohi_generator"], params["a_scaling"])
     alpha = np.asarray(params["alpha"], float) if params["alpha"] else sysm.alphas[params["arrivals"]]
     if alpha.shape != (sysm.n_classes,):
         raise ValueError(f"alpha has {alpha.size} rates, system {sysm.name!r} has {sysm.n_classes} classes")

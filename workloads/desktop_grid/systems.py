@@ -133,8 +133,14 @@ def generated_system(name: str, heterogeneity: str, n_groups: int, per_group: in
                   {"heterogeneity": heterogeneity, "group_rates": rates})
 
 
-def system_a(system_seed: int, slow_factor: float = 0.2) -> System:
-    """System A: groups T, U (3 machines), V, W, X, Y (6 machines); class 1 equally slow everywhere."""
+def system_a(system_seed: int, slow_factor: float = 0.2, scaling: str = "partial") -> System:
+    """System A: groups T, U (3 machines), V, W, X, Y (6 machines); class 1 equally slow everywhere.
+
+    ``scaling``: the 95% load of ``alpha2`` is set with every machine dedicated
+    (``dedicated``, the spec's general rule) or with the partial CPU availability of the
+    systems page (``partial``, default, our rule): A's alpha2 cases include partial
+    availability, and scaled on dedicated machines it then has lambda* = 0.89 < 1, a system
+    no policy can keep stable (benchmarks/calibration.md)."""
     rates_vy = 1.0 / cvb_group_times(_rng(system_seed, "A"), 3, 4, V_HIGH, V_HIGH)  # classes 2-4
     class_mean = rates_vy.mean(axis=1)
     rates = np.empty((4, 6))
@@ -144,10 +150,13 @@ def system_a(system_seed: int, slow_factor: float = 0.2) -> System:
     rates[0, :] = slow_factor * rates_vy.mean()
     alpha1, alpha2 = (np.asarray(a, float) for a in SYSTEM_A_ALPHA)
     mu, group = _expand(rates, [3, 3, 6, 6, 6, 6])
-    factor = scale_to_load(mu, alpha2)[0, 0] / mu[0, 0]
+    if scaling not in ("partial", "dedicated"):
+        raise ValueError(f"scaling {scaling!r} must be 'partial' or 'dedicated'")
+    a = partial_availability(mu.shape[1]) if scaling == "partial" else np.ones(mu.shape[1])
+    factor = scale_to_load(mu * a, alpha2)[0, 0] / (mu[0, 0] * a[0])
     mu, rates = mu * factor, rates * factor
     return System("A", mu, {"alpha1": alpha1, "alpha2": alpha2}, group,
-                  {"group_names": "TUVWXY", "group_rates": rates})
+                  {"group_names": "TUVWXY", "group_rates": rates, "scaling": scaling})
 
 
 def testbed(name: str, system_seed: int) -> System:
@@ -174,11 +183,12 @@ def system_g(name: str, system_seed: int) -> System:
 
 
 def build_system(name: str, system_seed: int = 1, heterogeneity: str = "HiHi", groups: int = 7,
-                 per_group: int = 4, alpha=None, rates=None, lohi_generator: str = "machine_factor") -> System:
+                 per_group: int = 4, alpha=None, rates=None, lohi_generator: str = "machine_factor",
+                 a_scaling: str = "partial") -> System:
     """The named system. ``generated`` needs ``alpha`` (its heavier vector); ``custom`` needs
     ``rates`` (N x M nominal rates) and ``alpha``."""
     if name == "A":
-        return system_a(system_seed)
+        return system_a(system_seed, scaling=a_scaling)
     if name in GENERATED:
         het, ng, pg, a1, a2 = GENERATED[name]
         return generated_system(name, het, ng, pg, a1, a2, system_seed, lohi_generator)
