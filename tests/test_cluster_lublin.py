@@ -104,3 +104,61 @@ def test_bucket_weights_are_the_reference_gamma_cells():
     ref = np.zeros(48)
     ref[(k - 1) % 48] = raw
     np.testing.assert_allclose(w, ref / ref.mean(), rtol=1e-10)
+
+
+def _copy(rng: np.random.Generator) -> np.random.Generator:
+    bg = type(rng.bit_generator)(0)
+    bg.state = rng.bit_generator.state
+    return np.random.Generator(bg)
+
+
+def test_two_type_flow_keeps_the_first_arrivals_of_the_merged_streams():
+    rng = np.random.default_rng(17)
+    mirror = _copy(rng)
+    n, machine = 400, 128
+    arrival, nodes, runtime, kind = lublin.two_type_jobs(rng, n, machine)
+    # the two streams drawn as the docstring says, merged by a plain two-list walk
+    streams = []
+    for base in (lublin.INTERACTIVE, lublin.BATCH):
+        p = lublin.for_machine(machine, base)
+        a = lublin.daily_arrivals(mirror, n, p)
+        s = lublin.sizes(mirror, n, p)
+        streams.append((a, s, lublin.runtimes(mirror, s, p)))
+    i = b = 0
+    expected = []
+    while len(expected) < n:
+        if streams[0][0][i] <= streams[1][0][b]:          # interactive first at a tie
+            expected.append((streams[0][0][i], streams[0][1][i], streams[0][2][i], 0))
+            i += 1
+        else:
+            expected.append((streams[1][0][b], streams[1][1][b], streams[1][2][b], 1))
+            b += 1
+    got = list(zip(arrival, nodes, runtime, kind))
+    assert got == expected
+    assert 0 < kind.sum() < n                               # both types present
+
+
+def test_two_type_sizes_follow_each_type_and_interactive_stays_small():
+    arrival, nodes, runtime, kind = lublin.two_type_jobs(np.random.default_rng(5), 20_000, 1024)
+    assert nodes[kind == 0].max() <= round(2 ** lublin.INTERACTIVE.u_hi)   # 45 nodes
+    assert nodes[kind == 1].max() > 45                                       # batch jobs reach the machine
+    for k, base in ((0, lublin.INTERACTIVE), (1, lublin.BATCH)):
+        serial = nodes[kind == k] == 1
+        sd = np.sqrt(base.serial_prob * (1 - base.serial_prob) / serial.size)
+        assert abs(serial.mean() - base.serial_prob) < 4 * sd
+
+
+def test_a_generated_flow_written_as_swf_reads_back(tmp_path):
+    import workloads.cluster as cluster
+    from workloads.cluster import swf
+
+    p = cluster._with_defaults({"arrivals": "lublin_two_type", "jobs": 300, "nodes": 16, "cores": 2})
+    f, _ = cluster.flow(p, 9)
+    path = str(tmp_path / "flow.swf")
+    swf.write_flow(path, f.job_id, f.submit, f.tau, f.cores_req, f.estimate, int(f.node_cores.sum()), f.job_type)
+    tr = swf.read(path)
+    assert tr.max_procs == 32 and tr.n_jobs == 300
+    assert np.array_equal(tr.procs, f.cores_req) and np.array_equal(tr.run, f.tau)
+    assert np.allclose(tr.submit, f.submit, rtol=0, atol=1e-6) and np.allclose(tr.estimate, f.estimate, atol=1e-6)
+    queue = swf.read_fields(path)[0][:, 14]
+    assert np.array_equal(queue, f.job_type)

@@ -52,7 +52,10 @@ PARAMS = (
     Param("jobs", "int", 1000, "jobs per generated flow", low=1),
     Param("load", "float", 0.7, "target system load L of eq. (8) for generated flows (fraction, 0.7 = 70%)",
           low=1e-6),
-    Param("arrivals", "str", "poisson", "arrival process of generated flows", choices=("poisson", "lublin_daily")),
+    Param("arrivals", "str", "poisson", "arrival process of generated flows: Poisson or the daily cycle of one "
+          "typeless stream, or the Lublin-Feitelson reference program's default: an interactive and a batch "
+          "stream with daily cycles merged, each job's size and runtime from its type's parameters (SWF queue "
+          "0/1)", choices=("poisson", "lublin_daily", "lublin_two_type")),
     Param("nodes", "int", 64, "compute nodes (generated flows; traces use MaxProcs single-core nodes)", low=1),
     Param("cores", "int", 4, "cores per node (generated flows)", low=1),
     Param("speeds", "str", "homogeneous", "node speeds: all 1, or U[1, 2] divided by the minimum drawn",
@@ -166,6 +169,7 @@ class Flow:
         self.node_cores, self.node_mem, self.node_disk, self.node_speed = node_cores, node_mem, node_disk, node_speed
         self.job_id = np.arange(1, submit.size + 1) if job_id is None else job_id
         self.dropped, self.dropped_too_large = dropped, dropped_too_large
+        self.job_type: np.ndarray | None = None  # SWF queue number of each job (two-type Lublin flows)
 
 
 def _speeds(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
@@ -177,22 +181,29 @@ def _lublin_flow(p: Mapping[str, Any], rng_cluster, rng_jobs) -> Flow:
     nodes, cores, n = p["nodes"], p["cores"], p["jobs"]
     speed = _speeds(rng_cluster, nodes, p["speeds"])
     node_cores = np.full(nodes, cores, np.int64)
-    lp = lublin.for_machine(nodes * cores)
-    size = np.minimum(lublin.sizes(rng_jobs, n, lp), nodes * cores)
-    tau = lublin.runtimes(rng_jobs, size, lp)
+    job_type = None
+    if p["arrivals"] == "lublin_two_type":   # sizes, runtimes and arrivals by type, drawn first
+        arrival, size, tau, job_type = lublin.two_type_jobs(rng_jobs, n, nodes * cores)
+        size = np.minimum(size, nodes * cores)
+    else:
+        lp = lublin.for_machine(nodes * cores)
+        size = np.minimum(lublin.sizes(rng_jobs, n, lp), nodes * cores)
+        tau = lublin.runtimes(rng_jobs, size, lp)
     est = tau * (1.0 + rng_jobs.random(n))                      # U[tau, 2 tau]
     mem = rng_jobs.uniform(p["mem_low"], p["mem_high"], n)
     disk = rng_jobs.uniform(p["disk_low"], p["disk_high"], n)
     if p["arrivals"] == "poisson":
         arrival = np.cumsum(rng_jobs.exponential(1.0, n))
-    else:
+    elif p["arrivals"] == "lublin_daily":
         arrival = lublin.daily_arrivals(rng_jobs, n, lublin.TYPELESS)
     cap = float(np.sum(speed * node_cores))
     span = float(arrival[-1])
     # exact scaling: eq. (8) with a_j = factor * arrival_j gives the target load
     factor = float(np.sum(size * tau)) / (cap * p["load"] * span) if span > 0 else 1.0
-    return Flow(arrival * factor, size, mem, disk, est, tau, node_cores, np.full(nodes, p["node_memory"]),
-                np.full(nodes, p["node_disk"]), speed)
+    f = Flow(arrival * factor, size, mem, disk, est, tau, node_cores, np.full(nodes, p["node_memory"]),
+             np.full(nodes, p["node_disk"]), speed)
+    f.job_type = job_type
+    return f
 
 
 def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:

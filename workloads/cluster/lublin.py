@@ -55,13 +55,43 @@ TYPELESS = LublinParams(0.244, 0.576, 0.8, 4.5, 7.0, 0.86, 4.2, 0.94, 312.0, 0.0
 
 
 def for_machine(total_cores: int, base: LublinParams = TYPELESS) -> LublinParams:
-    """The ``cluster`` workload's parameters: UHi = log2(total cores), UMed = UHi − 2.5."""
+    """``base`` fitted to a machine of ``total_cores``: UHi = log2(total cores) (interactive
+    jobs keep their own largest size, 2^5.5 = 45 nodes, if the machine is larger), UMed
+    below UHi by the table's distance (typeless 2.5, as the ``cluster`` workload always had;
+    batch 2; interactive 2.5)."""
     if total_cores < 1:
         raise ValueError(f"total_cores must be >= 1, got {total_cores}")
     u_hi = float(np.log2(total_cores))
+    if base is INTERACTIVE:
+        u_hi = min(u_hi, base.u_hi)
     fields = dict(base.__dict__)
-    fields.update(u_hi=u_hi, u_med=u_hi - 2.5)
+    fields.update(u_hi=u_hi, u_med=u_hi - (base.u_hi - base.u_med))
     return LublinParams(**fields)
+
+
+#: SWF queue numbers of the two job types (the reference program's output).
+INTERACTIVE_QUEUE, BATCH_QUEUE = 0, 1
+
+
+def two_type_jobs(rng: np.random.Generator, n: int, total_cores: int) -> tuple[np.ndarray, ...]:
+    """The reference program's default flow: an interactive and a batch stream, each with its
+    own daily-cycle arrivals, merged by arrival time (a job's type is that of the stream whose
+    next arrival comes first; interactive first at a tie), the first ``n`` jobs kept.
+
+    Returns (arrival s, nodes, runtime s, type: 0 interactive, 1 batch). Draws, in order: per
+    type (interactive, then batch) ``n`` arrivals, sizes and runtimes, so a type's jobs do not
+    depend on how many of the other type were kept."""
+    streams = []
+    for base in (INTERACTIVE, BATCH):
+        p = for_machine(total_cores, base)
+        arrival = daily_arrivals(rng, n, p)
+        nodes = sizes(rng, n, p)
+        streams.append((arrival, nodes, runtimes(rng, nodes, p)))
+    arrival = np.concatenate([s[0] for s in streams])
+    kind = np.repeat([INTERACTIVE_QUEUE, BATCH_QUEUE], n)
+    keep = np.lexsort((kind, arrival))[:n]
+    return (arrival[keep], np.concatenate([s[1] for s in streams])[keep],
+            np.concatenate([s[2] for s in streams])[keep], kind[keep])
 
 
 def sizes(rng: np.random.Generator, n: int, p: LublinParams) -> np.ndarray:

@@ -151,11 +151,35 @@ def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, 
             fh.write(" ".join(f) + "\n")
 
 
+def write_flow(path: str, job_id: np.ndarray, submit: np.ndarray, run: np.ndarray, procs: np.ndarray,
+               estimate: np.ndarray, max_procs: int, queue: np.ndarray | None = None,
+               comment: str = "generated job flow") -> None:
+    """Write a job flow (before any scheduling) as SWF, a trace any simulator reads.
+
+    Fields: 1 id, 2 submit, 4 run, 5 allocated = 8 requested = procs, 9 requested time =
+    estimate, 15 queue (the job type, if given); wait and status unknown (−1)."""
+    def num(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:.6f}".rstrip("0")
+
+    opener = gzip.open(path, "wt") if path.endswith(".gz") else open(path, "w")
+    with opener as fh:
+        fh.write(f"; {comment}\n; MaxProcs: {int(max_procs)}\n")
+        for k in range(len(job_id)):
+            f = ["-1"] * N_FIELDS
+            f[0], f[1], f[3] = str(int(job_id[k])), num(submit[k]), num(run[k])
+            f[4] = f[7] = str(int(procs[k]))
+            f[8] = num(estimate[k])
+            if queue is not None:
+                f[14] = str(int(queue[k]))
+            fh.write(" ".join(f) + "\n")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Simulate one flow and write its schedule as SWF (``python -m workloads.cluster.swf``)."""
+    """Simulate one flow and write its schedule as SWF (``python -m workloads.cluster.swf``);
+    with ``--flow-only``, write the generated flow itself, unscheduled."""
     import argparse
 
-    from . import schedule   # the workload package (imported here: it imports this module)
+    from . import _with_defaults, flow, schedule   # the workload package (it imports this module)
 
     ap = argparse.ArgumentParser(description="Simulate a trace or a Lublin flow and write the schedule as SWF.")
     ap.add_argument("out", help="output .swf or .swf.gz")
@@ -165,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1, help="replication seed (Lublin flows, random choices)")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="other workload parameters, e.g. load=0.8 jobs=5000 (numbers parsed as such)")
+    ap.add_argument("--flow-only", action="store_true",
+                    help="write the job flow itself (submit, size, runtime, estimate, type), not a schedule")
     args = ap.parse_args(argv)
     params: dict = {"queue": args.queue, "allocation": args.allocation}
     if args.trace:
@@ -178,6 +204,12 @@ def main(argv: list[str] | None = None) -> None:
             except ValueError:
                 pass
         params[name] = value
+    if args.flow_only:
+        f, _ = flow(_with_defaults(params), args.seed)
+        write_flow(args.out, f.job_id, f.submit, f.tau, f.cores_req, f.estimate, int(f.node_cores.sum()),
+                   f.job_type, comment=f"schedsweep cluster flow: {params}, seed {args.seed}")
+        print(f"{args.out}: {f.submit.size} jobs")
+        return
     f, r, wall = schedule(params, args.seed)
     write(args.out, f.job_id, f.submit, r.start, r.end, f.cores_req, f.estimate, r.killed, int(f.node_cores.sum()),
           comment=f"schedsweep cluster schedule: {params}, seed {args.seed}")
