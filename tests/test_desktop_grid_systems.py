@@ -158,3 +158,26 @@ def test_first_occurrence_keys_equal_the_row_sort(monkeypatch):
     key2, first2 = timeline._first_occurrence_keys(states)
     np.testing.assert_array_equal(key2, ref_key)
     np.testing.assert_array_equal(first2, ref_first)
+
+
+def test_the_cpu_info_vector_overloads_the_lp_that_ignores_it():
+    """jobs/desktop-grid-cpu-info.toml: with a_j = 1 the LP gives some class machines whose real
+    capacity (mu a_j times the up fraction) is below its arrival rate, so LPAS_DG, which keeps
+    each class on the machines of its allocation, cannot serve it; with the true a_j the LP
+    still has room (lambda* > 1): the value of the information, as in the source."""
+    from pathlib import Path
+
+    from workloads.desktop_grid.lp import AllocationLP
+    from pipeline.spec import load
+
+    spec = load(Path(__file__).resolve().parents[1] / "jobs" / "desktop-grid-cpu-info.toml")
+    p = next(iter(dict(spec.cells()).values()))
+    s = build_system(p["system"], p["system_seed"])
+    alpha = p["arrival_scale"] * s.alphas["alpha1"]
+    a = np.asarray(p["cpu_avail"], float)
+    up = (1 / 0.05) / (1 / 0.05 + 4)                       # the spec's failures 0.05/4
+    blind = AllocationLP(s.mu_nom, alpha).solve(np.ones(s.n_machines, bool))
+    served = (blind.delta * s.mu_nom * a * up).sum(axis=1)
+    assert (served < alpha).any()
+    informed = AllocationLP(s.mu_nom, alpha).solve(np.ones(s.n_machines, bool), a)
+    assert informed.lambda_star * up > 1.0
