@@ -181,3 +181,20 @@ def test_the_cpu_info_vector_overloads_the_lp_that_ignores_it():
     assert (served < alpha).any()
     informed = AllocationLP(s.mu_nom, alpha).solve(np.ones(s.n_machines, bool), a)
     assert informed.lambda_star * up > 1.0
+
+
+def test_system_g_is_loaded_enough_for_queues_to_form():
+    """G2 at alpha2 under the CPU chain: about 92% of the LP capacity, and a short Gcmu run
+    has tasks waiting; with the chain weights of before (cpu_low_weight = 0) nothing waits."""
+    from workloads._contract import defaults
+    from workloads.desktop_grid.systems import g_chain_weights
+
+    s = build_system("G2", 1)
+    levels = np.array([0.25, 0.5, 0.75, 1.0])
+    load = 1 / max_throughput(s.mu_nom * (g_chain_weights(s.group, 4) @ levels), s.alphas["alpha2"])
+    assert 0.85 < load < 0.97
+    p = {**defaults(dg.PARAMS), "case": "weibull/120+markov", "system": "G2", "arrivals": "alpha2",
+         "policy": "gcmu", "horizon": 1e6}
+    seeds = np.arange(2, dtype=np.uint64)
+    assert (dg.run_batch(p, seeds)["queue_max"] > 10).all()
+    assert (dg.run_batch({**p, "cpu_low_weight": 0.0}, seeds)["queue_max"] == 0).all()

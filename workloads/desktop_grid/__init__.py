@@ -80,6 +80,8 @@ PARAMS = (
     Param("cpu_levels", "floats", (0.25, 0.5, 0.75, 1.0), "levels of the CPU chain", low=1e-9, high=1.0),
     Param("cpu_stay", "float", 0.9, "probability the chain keeps its level at a step", low=0.0, high=1.0),
     Param("cpu_period", "float", 10.0, "time units between chain steps", low=1e-9),
+    Param("cpu_low_weight", "float", 6.0, "System G's CPU chain: extra jump weight of the lowest level (our "
+          "rule; 6 loads G2 at alpha2 to 92% of the LP capacity, 0 = the rule before, 64%)", low=0.0),
     Param("lp_cpu_info", "str", "true", "the a_j the LP policies use: 'true' (a_j, the chain's "
           "stationary mean for markov) or 'assume_full' (a_j = 1); other policies always use "
           "the true a_j", choices=("true", "assume_full")),
@@ -257,7 +259,7 @@ def cpu_model(params: Mapping[str, Any], sysm: System) -> dict:
     levels = np.asarray(params["cpu_levels"], float)
     out = {"use_chain": False, "levels": levels, "cdf": np.ones((m, levels.size))}
     if params["cpu"] == "markov":
-        weights = g_chain_weights(sysm.group, levels.size)
+        weights = g_chain_weights(sysm.group, levels.size, params["cpu_low_weight"])
         out.update(use_chain=True, cdf=np.cumsum(weights, axis=1), a=weights @ levels)
     elif params["cpu"] == "partial":
         out["a"] = partial_availability(m)

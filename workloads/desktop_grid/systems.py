@@ -216,9 +216,14 @@ def partial_availability(n_machines: int) -> np.ndarray:
     return a
 
 
-def g_chain_weights(group: np.ndarray, n_levels: int) -> np.ndarray:
-    """Jump weights of the CPU chain per machine: (1, ..., 1, 1 + g/2) for group g (our rule)."""
+def g_chain_weights(group: np.ndarray, n_levels: int, low_weight: float = 6.0) -> np.ndarray:
+    """Jump weights of the CPU chain per machine: (1 + low_weight, 1, ..., 1, 1 + g/2) for
+    group g (our rule). ``low_weight`` = 6 puts System G's heaviest case (G2 at alpha2) at 92%
+    of the allocation LP's capacity under the chain's mean availability (G1 82%, G2 at alpha1
+    72%); with 0 (the rule before) they were 64%, 57% and 50%, too light for queues to form
+    (benchmarks/calibration.md, "Desktop grid")."""
     w = np.ones((len(group), n_levels))
+    w[:, 0] += low_weight
     w[:, -1] += group / 2.0
     return w / w.sum(axis=1, keepdims=True)
 
