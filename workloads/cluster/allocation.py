@@ -83,7 +83,7 @@ def bit_set(bits, rank: int, on: bool) -> None:
         bits[w] &= ~b
 
 
-@kernel_inline
+@kernel
 def choose(policy: int, n: int, mr: float, dr: float, free_cores, free_mem, free_disk, speed,
            order, bits, perm, rng, out_node, out_k) -> int:
     """Choose nodes for ``n`` processes without changing any state.

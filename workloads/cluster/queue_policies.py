@@ -109,14 +109,14 @@ def _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, can
     return -1
 
 
-@kernel_inline
+@kernel
 def fcfs_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
     _start_heads(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
                  policy_q)
 
 
-@kernel_inline
+@kernel
 def scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
     """Start every job that fits, in queue order (MPFS scan when q is MPFS-ordered).
@@ -265,7 +265,7 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     _end_easy_pass(q, ctr, head)
 
 
-@kernel_inline
+@kernel
 def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> int:
     """Reserve [s, s + planned duration) for job j; returns what ``profile.add`` does."""
     pt, pf, meta, _pm = prof
@@ -281,7 +281,7 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> int:
     return changed
 
 
-@kernel_inline
+@kernel
 def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
     """Start, in queue order, the jobs whose reservation time is now (if any is due)."""
@@ -302,7 +302,7 @@ def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     _maybe_compact(q, ctr)
 
 
-@kernel_inline
+@kernel
 def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
                       cand_k, rng, alloc_policy, policy_q) -> None:
     pt, pf, meta, pm = prof
