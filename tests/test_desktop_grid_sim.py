@@ -216,10 +216,15 @@ def test_markov_chain_constant_levels_equals_constant_cpu(tmp_path):
 
 def test_markov_chain_saturated_throughput_is_stationary_mean(tmp_path):
     """A saturated machine completes mu * E[level] tasks per time unit (work-based progress);
-    levels (0.25, 1) with weights (1, 1.5) (group 1 of the G rule): E = 0.7."""
+    levels (0.25, 1) with weights (1, 1.5) (group 1 of the G rule without the extra weight on
+    the lowest level, cpu_low_weight = 0): E = 0.7."""
     params = dg.default_params(system="custom", rates_file=_rates_file(tmp_path, [[1.0, 1.0]]),
                                alpha=(3.0,), policy="fcfs", cpu="markov", cpu_levels=(0.25, 1.0),
-                               cpu_period=1.0, horizon=20_000.0, queue_bound=10**6)
+                               cpu_period=1.0, horizon=20_000.0, queue_bound=10**6, cpu_low_weight=0.0)
     res = dg.simulate(params, 5)
     # machine 0 is group 0 (weights 1, 1: mean 0.625), machine 1 group 1 (1, 1.5: mean 0.7)
     assert res["tasks_completed"] / 20_000.0 == pytest.approx(0.625 + 0.7, rel=0.03)
+    # the default extra weight 6 on the lowest level: weights (7, 1) and (7, 1.5)
+    loaded = dg.simulate({**params, "cpu_low_weight": 6.0}, 5)
+    expected = (7 * 0.25 + 1) / 8 + (7 * 0.25 + 1.5) / 8.5
+    assert loaded["tasks_completed"] / 20_000.0 == pytest.approx(expected, rel=0.03)
