@@ -19,7 +19,8 @@ def test_contract_shapes_and_reasons():
     seeds = np.array([3, 4, 5], dtype=np.uint64)
     out = mod.run_batch(SMALL, seeds)
     assert set(out) == {m.name for m in mod.METRICS} | {"reason"}
-    assert all(v.shape == (3,) for v in out.values())
+    shapes = {m.name: (3, *m.shape) for m in mod.METRICS} | {"reason": (3,)}
+    assert all(v.shape == shapes[k] for k, v in out.items())
     assert out["reason"].dtype == np.int8 and set(out["reason"]) <= set(mod.REASONS)
     assert np.all(out["jobs"] == 120) and np.all(out["killed_jobs"] == 0)
 

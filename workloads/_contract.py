@@ -176,3 +176,14 @@ def kernel_array(a: Any, dtype: Any) -> np.ndarray:
     or a strided view would make numba compile a second copy of the whole kernel, minutes of
     CPU; converting here costs at most one copy."""
     return np.require(a, dtype=dtype, requirements=("C", "W", "A"))
+
+
+#: The per-replication percentiles of per-job quantities (an extra metric dimension).
+QUANTILES = (("quantile", ("p50", "p90", "p99")),)
+QUANTILE_LEVELS = (50.0, 90.0, 99.0)
+
+
+def quantiles(values: np.ndarray) -> np.ndarray:
+    """p50, p90 and p99 of ``values`` (``numpy.percentile``, linear interpolation); NaN if empty."""
+    values = np.asarray(values, float)
+    return np.percentile(values, QUANTILE_LEVELS) if values.size else np.full(len(QUANTILE_LEVELS), np.nan)

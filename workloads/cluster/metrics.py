@@ -4,13 +4,16 @@ Time-averaged quantities come from the kernel's integrals: node utilisations are
 averaged over the time the queue is non-empty (delta mask), the cluster performance
 loss over the time its sigma mask holds. Job metrics: wait ``w = start − submit``,
 real time ``T = end − start``, bounded slowdown ``max(1, (w + T) / max(T, tau))`` over
-jobs that were not killed. Variances are population variances (ddof = 0).
+jobs that were not killed. Variances are population variances (ddof = 0). Percentiles
+(p50, p90, p99 of wait, response and bounded slowdown) are ``numpy.percentile``'s, linear.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .._contract import Metric
+from .._contract import QUANTILES, Metric, quantiles
 from .simulator import Result
 
 METRICS = (
@@ -37,6 +40,10 @@ METRICS = (
     Metric("sim_seconds", "s", "wall time of the simulation kernel (no parsing, generation or compilation)",
            timing=True),
     Metric("jobs_per_second", "jobs/s", "jobs simulated per second of kernel wall time", timing=True),
+    Metric("wait_quantiles", "s", "percentiles over jobs of the waiting time start - submit", dims=QUANTILES),
+    Metric("response_quantiles", "s", "percentiles over jobs of the response time end - submit", dims=QUANTILES),
+    Metric("bsld_quantiles", "1", "percentiles over jobs of the bounded slowdown (killed jobs excluded)",
+           dims=QUANTILES),
 )
 
 REASONS = {
@@ -60,7 +67,7 @@ def offered_load(cores_req: np.ndarray, tau: np.ndarray, submit: np.ndarray, nod
 def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: np.ndarray,
             node_cores: np.ndarray, bsld_threshold: float) -> tuple[dict[str, float], int]:
     """Metric values of one replication and its reason code."""
-    out: dict[str, float] = {m.name: np.nan for m in METRICS}
+    out: dict[str, Any] = {m.name: np.full(m.shape, np.nan) if m.shape else np.nan for m in METRICS}
     if submit.size == 0:
         return out, 2
     if np.isnan(res.start).any():
@@ -74,6 +81,7 @@ def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: 
         var_wait=float(wait.var()), killed_jobs=float((~ok).sum()),
         mean_bsld=float(bsld.mean()) if bsld.size else np.nan, max_bsld=float(bsld.max()) if bsld.size else np.nan,
         spread=float(np.mean(res.nodes_used / cores_req)), jobs=float(submit.size),
+        wait_quantiles=quantiles(wait), response_quantiles=quantiles(res.end - submit), bsld_quantiles=quantiles(bsld),
     )
     reason = 0
     if res.masked_time > 0:

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs, substreams
+from .._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
 from .instance import InstanceSettings, make_instance
 from .islands import DOCKING, GASettings
 from .objectives import OBJECTIVES
@@ -77,6 +77,7 @@ METRICS = (
     Metric("makespan", "time", "last slot end minus the period end, mean over periods"),
     Metric("weighted_completion", "time", "sum p C / sum p over slots, C from the period end, mean over periods"),
     Metric("mean_wait", "time", "mean over jobs of start minus arrival"),
+    Metric("wait_quantiles", "time", "percentiles over jobs of start minus arrival", dims=QUANTILES),
     Metric("tau", "time", "docking gap: sum over periods and units of first start minus previous end"),
     Metric("generations", "generations", "GA generations run, summed over periods (NaN for baselines)"),
     Metric("generations_to_solution", "generations", "generations until the best reaches the period's target "
@@ -174,6 +175,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         out["makespan"][r] = np.mean(res.makespan)
         out["weighted_completion"][r] = np.mean(res.weighted_completion)
         out["mean_wait"][r] = np.mean(res.waits)
+        out["wait_quantiles"][r] = quantiles(res.waits)
         out["tau"][r] = np.sum(res.tau)
         out["jobs"][r] = inst.arrival.size
         out["processes"][r] = inst.width.sum()
