@@ -225,6 +225,45 @@ def _workloads(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gantt(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import records
+    from .spec import parse
+    from .store import StoreError, attrs_of, open_group
+
+    try:
+        attrs = attrs_of(open_group(Path(args.store), "r"))
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        raise StoreError(f"{args.store}: not a schedsweep store ({exc})") from None
+    where = attrs.get("spec_path", "<spec>")
+    spec = parse(attrs["spec_text"], where, Path(where).parent, attrs.get("overrides", []))
+    chosen = dict(item.split("=", 1) for item in args.sel)
+    unknown = set(chosen) - {d.name for d in spec.dims}
+    if unknown:
+        raise records.QueryError(f"--sel {', '.join(sorted(unknown))}: not a sweep dimension; "
+                                 f"dimensions: {[d.name for d in spec.dims]}")
+    cell = []
+    for d in spec.dims:
+        if d.name not in chosen:
+            if len(d) > 1:
+                raise records.QueryError(f"--sel {d.name}=VALUE is needed: one of {list(d.values)}")
+            cell.append(0)
+            continue
+        hits = [i for i, v in enumerate(d.values) if str(v) == chosen[d.name]]
+        if not hits:
+            raise records.QueryError(f"--sel {d.name}={chosen[d.name]}: not a value; one of {list(d.values)}")
+        cell.append(hits[0])
+    if not 0 <= args.replication < spec.replications:
+        raise records.QueryError(f"--replication {args.replication}: the store has replications 0-{spec.replications - 1}")
+    recs, source = records.load(Path(args.store), spec, tuple(cell), args.replication)
+    label = ", ".join(f"{k}={v}" for k, v in chosen.items())
+    output = args.output or str(Path(args.store).with_suffix("")) + f"-gantt-r{args.replication}.png"
+    bars = records.gantt(recs, f"{spec.name}: {label or 'single cell'}, replication {args.replication}", output)
+    print(f"{output}: {bars} job pieces ({source})")
+    return 0
+
+
 def _plot(args: argparse.Namespace) -> int:
     from .plot import plot_store
 
@@ -327,6 +366,14 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
     plot.set_defaults(func=_plot)
 
+    gantt = sub.add_parser("gantt", help="one replication's schedule as a Gantt chart (workloads with per-job records)")
+    gantt.add_argument("store")
+    gantt.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable; every dimension of "
+                                                                   "more than one value)")
+    gantt.add_argument("--replication", type=int, default=0, help="replication index (default 0)")
+    gantt.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
+    gantt.set_defaults(func=_gantt)
+
     report = sub.add_parser("report", help="a self-contained HTML report of a store")
     report.add_argument("store")
     report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
@@ -373,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _closed_pipe()
-    except (SpecError, StoreError, QueryError) as exc:
+    except (SpecError, StoreError, QueryError) as exc:  # records.QueryError is the same class
         print(f"schedsweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except workloads.UnknownWorkload as exc:

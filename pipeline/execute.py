@@ -100,6 +100,12 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
             runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
             runner.start(batch_size, retry_failed)
             runner.run()
+        if spec.record:  # per-job records of the chosen replications, recomputed from their seeds
+            from . import records
+
+            n = records.store(path, spec)
+            if n:
+                say(f"{path}: per-job records of {n} replications kept ([record]; schedsweep gantt draws one)")
     runner.summarise()
     return path
 

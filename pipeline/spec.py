@@ -39,6 +39,7 @@ TOP_KEYS = {
     "sample": "table: method (lhs, sobol, halton, random), n, seed, and per parameter { low, high, log }",
     "reproduces": "the figure or table of the source paper this sweep reproduces",
     "reference": "published values and claims to hold the results against (pipeline/reference.py)",
+    "record": "table: replications = [..] and where = { dim = value } whose per-job records the store keeps",
 }
 RUN_KEYS = {
     "batch_seconds": ("float", "target wall time of one task, a finite number of seconds > 0"),
@@ -84,6 +85,8 @@ class Spec:
     overrides: tuple[str, ...] = ()  # --set KEY=VALUE applied over the file, in order
     # replications = "auto": {"precision", "metric", "min", "look_ahead"} (replications is the maximum)
     auto: dict[str, Any] | None = None
+    # [record]: {"replications": [...], "where": {dim: value}} (pipeline/records.py); not part of the identity
+    record: dict[str, Any] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -214,8 +217,11 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     if n_cells * replications > MAX_RUNS:
         raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
                         f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
+    from .records import check_table
+
+    record = check_table(where, doc.get("record"), dims, replications, module)
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run, overrides, auto)
+                tuple(independent), params, tuple(dims), run, overrides, auto, record)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec

@@ -40,7 +40,7 @@ from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
 from .network_params import NETWORK_METRICS, NETWORK_PARAMS, TOPO_METHODS, resolve_layout
 from .simulator import CL_MASKS, QUEUE_NAMES, Result, simulate
 
-__all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow"]
+__all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow", "job_records"]
 
 PARAMS = (
     Param("source", "str", "lublin", "job flow: 'lublin' (generated) or 'swf' (the trace in `trace`)",
@@ -255,6 +255,28 @@ def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
     p.update(params)
     resolve_layout(p)
     return p
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-job records of replication ``seed`` (``pipeline.records``): one row per job and
+    node it ran on (``size`` = its processes there), ``status`` 0 completed, 1 killed at its
+    estimate, 2 never started. Generated flows and traces without the packet network."""
+    if _with_defaults(params)["network"] != "none":
+        raise ValueError("job_records: the packet-network simulator keeps no per-job records yet")
+    f, res, _ = schedule(params, seed)
+    started = ~np.isnan(res.start)
+    pieces = np.where(started, res.nodes_used, 1).astype(np.int64)
+    job = np.repeat(np.arange(f.submit.size), pieces)
+    node = np.full(job.size, -1, np.int64)
+    size = np.repeat(f.cores_req, pieces).astype(np.int64)
+    first = np.concatenate(([0], np.cumsum(pieces)[:-1]))
+    for j in np.flatnonzero(started):
+        a, k = int(res.alloc_ptr[j]), int(res.nodes_used[j])
+        node[first[j]:first[j] + k] = res.alloc_node[a:a + k]
+        size[first[j]:first[j] + k] = res.alloc_k[a:a + k]
+    status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
+    return {"job": f.job_id[job], "submit": f.submit[job], "start": res.start[job], "end": res.end[job],
+            "resource": node, "size": size, "status": status[job]}
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
