@@ -50,6 +50,8 @@ def test_identical_stores_serial_cluster_and_batch_sizes(write_spec, tmp_path):
         xr.testing.assert_identical(ref, other)
     cluster = _data(pipeline.run(spec, tmp_path / "cluster.zarr", workers=2, batch_size=4, progress=False))
     xr.testing.assert_identical(ref, cluster)
+    dask = _data(pipeline.run(spec, tmp_path / "dask.zarr", workers=2, cluster="dask", progress=False))
+    xr.testing.assert_identical(ref, dask)   # Dask LocalCluster, pilot-sized batches, results as they finish
 
 
 def test_common_random_numbers_and_independent_dims(write_spec, tmp_path):
