@@ -57,6 +57,9 @@ PARAMS = (
     Param("dp_resolution", "float", 1.0, "DP level size (quantities rounded up, limit down) (time or money)",
           low=1e-6),
     Param("max_alternatives", "int", 10, "cap on alternatives per job (our rule)", low=1, high=1000),
+    Param("shared_alternatives", "bool", False,
+          "alternatives of different jobs may share slots (source's model); the combination step keeps "
+          "conflict-free combinations (our rule: disjoint, False)"),
     Param("frsm_k", "int", 1, "FRSM: number of sub-batches k (capped at the jobs of the cyclic part)",
           low=1, high=10_000),
     Param("frsm_alternatives", "str", "criterion", "FRSM alternatives: AEP by each user's criterion, or first fit",
