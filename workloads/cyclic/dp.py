@@ -20,10 +20,12 @@ alternatives in order, a partial combination is dropped when it conflicts (a cho
 alternative removes the slots it uses from the others), when its quantity plus the smallest
 quantities still to come exceeds the limit, or when its value plus the best values still to
 come cannot beat the best found. It returns the same optimum as the DP would over the
-feasible combinations (and the DP's choice when nothing conflicts). When no conflict-free
-combination meets the limit (flagged), the conflict-free combination of least total quantity
-is taken; when no conflict-free combination of all jobs exists, the lowest-priority jobs are
-postponed (choice -1) one at a time until one does *(our rule)*.
+feasible combinations (and the DP's choice when nothing conflicts), unless it tries more than
+``SEARCH_LIMIT`` partial combinations *(our rule)*: then the best combination found so far
+(exact below the limit; the problem is a weighted independent-set search, exponential in the
+worst case). When no conflict-free combination meeting the limit was found (flagged), jobs in
+priority order take their least-quantity alternative that conflicts with none taken before,
+and a job with none left is postponed (choice -1) *(our rule)*.
 """
 from __future__ import annotations
 
@@ -116,40 +118,60 @@ def _dp(offsets, v, gq, G, maximize):
 
 
 @numba.njit(cache=True)
-def _bnb(offsets, v, gq, G, maximize, conflict, J):
-    """Branch and bound over the first ``J`` jobs; returns (choice, found, best value)."""
+def _bnb(offsets, v, gq, G, maximize, conflict, J, limit):
+    """Branch and bound over the first ``J`` jobs; returns (choice, found, best value, complete).
+
+    ``limit``: most partial combinations tried; past it the search stops (complete False).
+
+    Bound: the DP table of the suffix without conflicts, ``tab[i, h]`` = best sign * v of jobs
+    i.. with total level <= h (a relaxation, so the search stays exact).
+    """
     sign = 1.0 if maximize else -1.0          # maximise sign * v
-    min_suf = np.zeros(J + 1, np.int64)
-    best_suf = np.zeros(J + 1, np.float64)
-    for i in range(J - 1, -1, -1):
-        lo = gq[offsets[i]]
-        bv = sign * v[offsets[i]]
-        for a in range(offsets[i], offsets[i + 1]):
-            lo = min(lo, gq[a])
-            bv = max(bv, sign * v[a])
-        min_suf[i] = min_suf[i + 1] + lo
-        best_suf[i] = best_suf[i + 1] + bv
-    choice = np.zeros(J, np.int64)
     best_choice = np.full(J, -1, np.int64)
+    if J == 0:
+        return best_choice, True, 0.0, True
+    top = 0
+    for i in range(J):
+        hi = gq[offsets[i]]
+        for a in range(offsets[i], offsets[i + 1]):
+            hi = max(hi, gq[a])
+        top += hi
+    G = min(G, top)
+    if G < 0:
+        return best_choice, False, 0.0, True
+    tab = np.full((J + 1, G + 1), -np.inf)
+    tab[J, :] = 0.0
+    for i in range(J - 1, -1, -1):
+        for h in range(G + 1):
+            b = -np.inf
+            for a in range(offsets[i], offsets[i + 1]):
+                if gq[a] <= h:
+                    b = max(b, sign * v[a] + tab[i + 1, h - gq[a]])
+            tab[i, h] = b
+    choice = np.zeros(J, np.int64)
     best = -np.inf
     found = False
     pos = np.zeros(J + 1, np.int64)        # next alternative to try at depth i
     gsum = np.zeros(J + 1, np.int64)
     vsum = np.zeros(J + 1, np.float64)
     i = 0
-    pos[0] = offsets[0] if J > 0 else 0
-    if J == 0:
-        return best_choice, True, 0.0
+    pos[0] = offsets[0]
+    tried = 0
     while i >= 0:
+        tried += 1
+        if tried > limit:
+            return best_choice, found, sign * best, False
         if pos[i] >= offsets[i + 1]:
             i -= 1
             if i >= 0:
                 pos[i] += 1
             continue
         a = pos[i]
-        ok = gsum[i] + gq[a] + min_suf[i + 1] <= G
-        if ok and found and not (vsum[i] + sign * v[a] + best_suf[i + 1] > best):
-            ok = False
+        rest = G - gsum[i] - gq[a]
+        ok = rest >= 0
+        if ok:
+            bound = vsum[i] + sign * v[a] + tab[i + 1, rest]
+            ok = bound > -np.inf and ((not found) or bound > best)
         if ok:
             for p in range(i):
                 if conflict[choice[p], a]:
@@ -171,7 +193,7 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J):
         else:
             i += 1
             pos[i] = offsets[i]
-    return best_choice, found, sign * best
+    return best_choice, found, sign * best, True
 
 
 def levels(g: np.ndarray, resolution: float) -> np.ndarray:
@@ -212,18 +234,24 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
     return Combination(choice, not feasible, limit, value)
 
 
+#: most partial combinations the branch and bound tries per combination step (our rule)
+SEARCH_LIMIT = 200_000
+
+
 def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
     gq = levels(g, resolution)
     J = len(offsets) - 1
-    choice, found, _ = _bnb(offsets, v, gq, G, maximize, conflict, J)
+    choice, found, _, _ = _bnb(offsets, v, gq, G, maximize, conflict, J, SEARCH_LIMIT)
     flagged = not found
-    if not found:       # least total quantity among conflict-free combinations, postponing from the end
-        big = np.iinfo(np.int64).max // 4
-        for keep in range(J, -1, -1):
-            choice, found, _ = _bnb(offsets, gq.astype(np.float64), gq, big, False, conflict, keep)
-            if found:
-                choice = np.concatenate((choice, np.full(J - keep, -1, np.int64)))
-                break
+    if not found:       # greedy in priority order: least quantity not conflicting with earlier picks
+        choice = np.full(J, -1, np.int64)
+        taken = []
+        for i in range(J):
+            rows = np.arange(offsets[i], offsets[i + 1])
+            free = [a for a in rows[np.argsort(g[rows], kind="stable")] if not any(conflict[a, b] for b in taken)]
+            if free:
+                taken.append(free[0])
+                choice[i] = free[0] - offsets[i]
     on = choice >= 0
     value = float(v[offsets[:-1][on] + choice[on]].sum()) if J else 0.0
     return Combination(choice, flagged, limit, value)
