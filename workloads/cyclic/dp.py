@@ -235,7 +235,7 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
 
 
 #: most partial combinations the branch and bound tries per combination step (our rule)
-SEARCH_LIMIT = 200_000
+SEARCH_LIMIT = 20_000_000
 
 
 def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
