@@ -4,7 +4,11 @@ Rounds in priority order: each job still searching gets one window by its AEP cr
 (first fit, ``amp``, for CSS; the user's criterion for FRSM) and the window is cut out of
 the slot list; rounds repeat until no job finds a new window. A job stops searching when a
 scan finds nothing (cutting only shrinks the slot list, so it never would again) or when it
-holds ``cap`` alternatives. Alternatives of different jobs are disjoint by construction.
+holds ``cap`` alternatives. Alternatives of different jobs are disjoint by construction
+*(our rule)* unless ``shared``: then each job searches the whole slot list, cutting only its
+own windows (its alternatives stay disjoint from each other, those of different jobs may
+overlap, as the source's model allows) and the combination step keeps only conflict-free
+combinations (:func:`conflicts`, :func:`.dp.choose`).
 """
 from __future__ import annotations
 
@@ -127,7 +131,7 @@ def _group(owner, start, nodes, J, jobs, node_len, node_cost):
 def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarray,
                       jobs: np.ndarray, node_len: np.ndarray, node_cost: np.ndarray,
                       budget: np.ndarray, n: np.ndarray, criterion: np.ndarray, cap: int,
-                      node_mask: np.ndarray | None = None):
+                      node_mask: np.ndarray | None = None, shared: bool = False):
     """Alternatives of ``jobs`` (priority order) on a slot list; returns them and the slots left.
 
     ``node_len``/``node_cost``: float64[N, nodes] per job and node; ``budget``, ``n``,
@@ -137,7 +141,61 @@ def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: n
         raise ValueError(f"max_alternatives must be >= 1, got {cap}")
     jobs = np.asarray(jobs, np.int64)
     mask = np.ones(node_len.shape[1], np.bool_) if node_mask is None else np.asarray(node_mask, np.bool_)
-    owner, start, nodes, sn, ss, se = _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost,
-                                              mask, budget, n, criterion, int(cap))
+    if shared:
+        # each job alone on the whole slot list; nothing is cut for the others
+        nmax = max([1] + [int(n[j]) for j in jobs])
+        parts = [_rounds(slot_node, slot_start, slot_end, jobs[q:q + 1], node_len, node_cost, mask, budget, n,
+                         criterion, int(cap)) for q in range(len(jobs))]
+        owner = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(p[0]), q, np.int64)
+                                                          for q, p in enumerate(parts)])
+        start = np.concatenate([np.zeros(0)] + [p[1] for p in parts])
+        nodes = np.full((len(owner), nmax), -1, np.int64)
+        row = 0
+        for p in parts:
+            nodes[row:row + len(p[0]), :p[2].shape[1]] = p[2]
+            row += len(p[0])
+        sn, ss, se = slot_node, slot_start, slot_end
+    else:
+        owner, start, nodes, sn, ss, se = _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost,
+                                                  mask, budget, n, criterion, int(cap))
     offsets, start, nodes, runtime, proc, cost = _group(owner, start, nodes, len(jobs), jobs, node_len, node_cost)
     return Alternatives(jobs, offsets, start, nodes, runtime, proc, cost), (sn, ss, se)
+
+
+@numba.njit(cache=True)
+def _conflicts(offsets, jobs, start, nodes, node_len):
+    A = start.shape[0]
+    J = offsets.shape[0] - 1
+    owner = np.empty(A, np.int64)
+    for q in range(J):
+        owner[offsets[q]:offsets[q + 1]] = q
+    out = np.zeros((A, A), np.bool_)
+    for a in range(A):
+        ja = jobs[owner[a]]
+        for b in range(a + 1, A):
+            if owner[a] == owner[b]:
+                continue
+            jb = jobs[owner[b]]
+            hit = False
+            for c in range(nodes.shape[1]):
+                k = nodes[a, c]
+                if k < 0 or hit:
+                    break
+                for d in range(nodes.shape[1]):
+                    if nodes[b, d] < 0:
+                        break
+                    if nodes[b, d] == k and start[a] < start[b] + node_len[jb, k] \
+                            and start[b] < start[a] + node_len[ja, k]:
+                        hit = True
+                        break
+            out[a, b] = hit
+            out[b, a] = hit
+    return out
+
+
+def conflicts(alts: Alternatives, node_len: np.ndarray) -> np.ndarray:
+    """bool[A, A]: alternatives ``a`` and ``b`` of different jobs use one node at overlapping times.
+
+    Windows found on one slot list and not overlapping on any node can all be used together.
+    """
+    return _conflicts(alts.offsets, alts.jobs, alts.start, alts.nodes, node_len)

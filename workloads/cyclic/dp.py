@@ -12,6 +12,20 @@ So level i is stored on ``[L_i, U_i]`` with the query clamped to ``sum_{j>=i} ma
 width is at most the spread of the quantities, not the limit itself.
 
 Ties keep the alternative found first (lower index).
+
+Shared alternatives (``conflict`` given, *our rule* for the search): alternatives of different
+jobs may overlap, so the step is no longer separable by jobs and ``choose`` runs an exact
+depth-first branch and bound over the same integer levels instead of the DP: jobs in order,
+alternatives in order, a partial combination is dropped when it conflicts (a chosen
+alternative removes the slots it uses from the others), when its quantity plus the smallest
+quantities still to come exceeds the limit, or when its value plus the best values still to
+come cannot beat the best found. It returns the same optimum as the DP would over the
+feasible combinations (and the DP's choice when nothing conflicts), unless it tries more than
+``SEARCH_LIMIT`` partial combinations *(our rule)*: then the best combination found so far
+(exact below the limit; the problem is a weighted independent-set search, exponential in the
+worst case). When no conflict-free combination meeting the limit was found (flagged), jobs in
+priority order take their least-quantity alternative that conflicts with none taken before,
+and a job with none left is postponed (choice -1) *(our rule)*.
 """
 from __future__ import annotations
 
@@ -103,6 +117,85 @@ def _dp(offsets, v, gq, G, maximize):
     return choice, True
 
 
+@numba.njit(cache=True)
+def _bnb(offsets, v, gq, G, maximize, conflict, J, limit):
+    """Branch and bound over the first ``J`` jobs; returns (choice, found, best value, complete).
+
+    ``limit``: most partial combinations tried; past it the search stops (complete False).
+
+    Bound: the DP table of the suffix without conflicts, ``tab[i, h]`` = best sign * v of jobs
+    i.. with total level <= h (a relaxation, so the search stays exact).
+    """
+    sign = 1.0 if maximize else -1.0          # maximise sign * v
+    best_choice = np.full(J, -1, np.int64)
+    if J == 0:
+        return best_choice, True, 0.0, True
+    top = 0
+    for i in range(J):
+        hi = gq[offsets[i]]
+        for a in range(offsets[i], offsets[i + 1]):
+            hi = max(hi, gq[a])
+        top += hi
+    G = min(G, top)
+    if G < 0:
+        return best_choice, False, 0.0, True
+    tab = np.full((J + 1, G + 1), -np.inf)
+    tab[J, :] = 0.0
+    for i in range(J - 1, -1, -1):
+        for h in range(G + 1):
+            b = -np.inf
+            for a in range(offsets[i], offsets[i + 1]):
+                if gq[a] <= h:
+                    b = max(b, sign * v[a] + tab[i + 1, h - gq[a]])
+            tab[i, h] = b
+    choice = np.zeros(J, np.int64)
+    best = -np.inf
+    found = False
+    pos = np.zeros(J + 1, np.int64)        # next alternative to try at depth i
+    gsum = np.zeros(J + 1, np.int64)
+    vsum = np.zeros(J + 1, np.float64)
+    i = 0
+    pos[0] = offsets[0]
+    tried = 0
+    while i >= 0:
+        tried += 1
+        if tried > limit:
+            return best_choice, found, sign * best, False
+        if pos[i] >= offsets[i + 1]:
+            i -= 1
+            if i >= 0:
+                pos[i] += 1
+            continue
+        a = pos[i]
+        rest = G - gsum[i] - gq[a]
+        ok = rest >= 0
+        if ok:
+            bound = vsum[i] + sign * v[a] + tab[i + 1, rest]
+            ok = bound > -np.inf and ((not found) or bound > best)
+        if ok:
+            for p in range(i):
+                if conflict[choice[p], a]:
+                    ok = False
+                    break
+        if not ok:
+            pos[i] += 1
+            continue
+        choice[i] = a
+        gsum[i + 1] = gsum[i] + gq[a]
+        vsum[i + 1] = vsum[i] + sign * v[a]
+        if i + 1 == J:
+            if (not found) or vsum[J] > best:
+                best = vsum[J]
+                found = True
+                for p in range(J):
+                    best_choice[p] = choice[p] - offsets[p]
+            pos[i] += 1
+        else:
+            i += 1
+            pos[i] = offsets[i]
+    return best_choice, found, sign * best, True
+
+
 def levels(g: np.ndarray, resolution: float) -> np.ndarray:
     """Integer levels of quantities: rounded up."""
     return np.ceil(np.asarray(g, np.float64) / resolution).astype(np.int64)
@@ -115,8 +208,12 @@ def cycle_limit(offsets: np.ndarray, g: np.ndarray) -> float:
 
 
 def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
-           resolution: float = 1.0) -> Combination:
-    """Choose one alternative per job: extr sum v subject to sum g <= g* (every job has >= 1)."""
+           resolution: float = 1.0, conflict: np.ndarray | None = None) -> Combination:
+    """Choose one alternative per job: extr sum v subject to sum g <= g* (every job has >= 1).
+
+    ``conflict``: bool[A, A], alternatives that cannot both be chosen (shared alternatives);
+    then the exact branch and bound (module docstring), and ``choice`` -1 marks a postponed job.
+    """
     offsets = np.asarray(offsets, np.int64)
     if np.any(np.diff(offsets) < 1):
         raise ValueError("every job in the DP needs at least one alternative")
@@ -126,12 +223,38 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
     g = np.asarray(g, np.float64)
     limit = cycle_limit(offsets, g)
     G = int(np.floor(limit / resolution))
+    if conflict is not None:
+        return _choose_conflicts(offsets, v, g, bool(maximize), resolution, limit, G,
+                                 np.asarray(conflict, np.bool_))
     choice, feasible = _dp(offsets, v, levels(g, resolution), G, bool(maximize))
     if not feasible:
         choice = np.array([int(np.argmin(g[offsets[i]:offsets[i + 1]])) for i in range(len(offsets) - 1)],
                           np.int64)
     value = float(v[offsets[:-1] + choice].sum()) if len(choice) else 0.0
     return Combination(choice, not feasible, limit, value)
+
+
+#: most partial combinations the branch and bound tries per combination step (our rule)
+SEARCH_LIMIT = 20_000_000
+
+
+def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
+    gq = levels(g, resolution)
+    J = len(offsets) - 1
+    choice, found, _, _ = _bnb(offsets, v, gq, G, maximize, conflict, J, SEARCH_LIMIT)
+    flagged = not found
+    if not found:       # greedy in priority order: least quantity not conflicting with earlier picks
+        choice = np.full(J, -1, np.int64)
+        taken = []
+        for i in range(J):
+            rows = np.arange(offsets[i], offsets[i + 1])
+            free = [a for a in rows[np.argsort(g[rows], kind="stable")] if not any(conflict[a, b] for b in taken)]
+            if free:
+                taken.append(free[0])
+                choice[i] = free[0] - offsets[i]
+    on = choice >= 0
+    value = float(v[offsets[:-1][on] + choice[on]].sum()) if J else 0.0
+    return Combination(choice, flagged, limit, value)
 
 
 def strategy_arrays(strategy: str, time: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:

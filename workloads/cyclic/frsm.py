@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .alternatives import Alternatives, find_alternatives
+from .alternatives import Alternatives, conflicts, find_alternatives
 from .dp import choose, strategy_arrays
 from .search import cut_spans
 
@@ -52,11 +52,13 @@ def alternative_time(alts: Alternatives, quantity: str) -> np.ndarray:
 def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.ndarray,
                     node_len: np.ndarray, node_cost: np.ndarray, budget: np.ndarray, n: np.ndarray,
                     criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
-                    dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None) -> Plan:
+                    dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None,
+                    shared: bool = False) -> Plan:
     """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
 
     ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
-    a plan to fill in (else a fresh one for ``len(budget)`` jobs).
+    a plan to fill in (else a fresh one for ``len(budget)`` jobs). ``shared``: alternatives of
+    different jobs may share slots; the combination step keeps conflict-free combinations.
     """
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
@@ -67,7 +69,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
         jobs = np.asarray(order[part.start:part.stop], np.int64)
         if len(jobs) == 0:
             continue
-        alts, _ = find_alternatives(*slots, jobs, node_len, node_cost, budget, n, criterion, cap)
+        alts, _ = find_alternatives(*slots, jobs, node_len, node_cost, budget, n, criterion, cap, shared=shared)
         counts = np.diff(alts.offsets)
         plan.alternatives[jobs] = counts
         have = np.flatnonzero(counts > 0)          # jobs without alternatives are postponed
@@ -76,9 +78,12 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
         rows = np.concatenate([np.arange(alts.offsets[q], alts.offsets[q + 1]) for q in have])
         offsets = np.concatenate(([0], np.cumsum(counts[have])))
         v, g, maximize = strategy_arrays(strategy, alternative_time(alts, dp_time)[rows], alts.cost[rows])
-        combo = choose(offsets, v, g, maximize, resolution)
+        conflict = conflicts(alts, node_len)[np.ix_(rows, rows)] if shared else None
+        combo = choose(offsets, v, g, maximize, resolution, conflict)
         flagged = flagged or combo.flagged
         for p, q in enumerate(have):
+            if combo.choice[p] < 0:      # postponed: no conflict-free place (shared alternatives)
+                continue
             a = alts.offsets[q] + combo.choice[p]
             j = jobs[q]
             plan.start[j] = alts.start[a]
