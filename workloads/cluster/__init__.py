@@ -69,6 +69,8 @@ PARAMS = (
     Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
           choices=CL_MASKS),
     Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
+    Param("kill_at_estimate", "bool", False, "traces: estimate = requested time (field 9, when > 0), so a job "
+          "that ran longer is killed at start + requested time (walltime enforcement; counted in killed_jobs)"),
 ) + NETWORK_PARAMS
 
 METRICS = CORE_METRICS + NETWORK_METRICS
@@ -195,8 +197,13 @@ def _lublin_flow(p: Mapping[str, Any], rng_cluster, rng_jobs) -> Flow:
                 np.full(nodes, p["node_disk"]), speed)
 
 
+def _conversion(p: Mapping[str, Any]) -> str:
+    """The trace conversion of ``swf.read`` these parameters ask for."""
+    return "walltime" if p.get("kill_at_estimate") else "textbook"
+
+
 def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
-    tr = swf.read_cached(p["trace"], p["trace_max_procs"])
+    tr = swf.read_cached(p["trace"], p["trace_max_procs"], _conversion(p))
     m = tr.max_procs
     speed = _speeds(rng_cluster, m, p["speeds"])
     node_cores = np.ones(m, np.int64)

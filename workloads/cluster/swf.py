@@ -93,7 +93,10 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     """Parse ``path`` (.swf or .swf.gz) with the field rules of this module.
 
     ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
-    ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`).
+    ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`);
+    ``conversion = "walltime"`` is the default rules with estimate = requested time
+    (field 9) where it is > 0 (``kill_at_estimate``: the kernel kills a job whose run time
+    exceeds it, at start + estimate), else max(run time, 1 s).
     """
     data, header_procs = read_fields(path)
     m = max_procs if max_procs > 0 else header_procs
@@ -110,8 +113,14 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
         procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
         valid = (run >= 0) & (procs > 0)
         est = np.maximum(np.maximum(data[:, 8], run), 1.0)
+    elif conversion == "walltime":
+        run = data[:, 3]
+        procs = data[:, 4].astype(np.int64)
+        procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
+        valid = (run >= 0) & (procs > 0)
+        est = np.where(data[:, 8] > 0, data[:, 8], np.maximum(run, 1.0))
     else:
-        raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss'")
+        raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss', 'walltime'")
     too_large = valid & (procs > m)
     keep = valid & ~too_large
     order = np.lexsort((job_id[keep], submit[keep]))
@@ -139,14 +148,14 @@ def pyss_fields(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=8)
-def _read_cached(path: str, max_procs: int, mtime_ns: int, size: int) -> Trace:
-    return read(path, max_procs)
+def _read_cached(path: str, max_procs: int, mtime_ns: int, size: int, conversion: str) -> Trace:
+    return read(path, max_procs, conversion)
 
 
-def read_cached(path: str, max_procs: int = 0) -> Trace:
-    """:func:`read`, parsed once per process (keyed by path, override, mtime and size)."""
+def read_cached(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
+    """:func:`read`, parsed once per process (keyed by path, override, mtime, size and conversion)."""
     st = os.stat(path)
-    return _read_cached(os.path.abspath(path), int(max_procs), st.st_mtime_ns, st.st_size)
+    return _read_cached(os.path.abspath(path), int(max_procs), st.st_mtime_ns, st.st_size, conversion)
 
 
 def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, end: np.ndarray,
