@@ -39,6 +39,7 @@ class Trace:
     estimate: np.ndarray    # float64, max(requested, run, 1)
     dropped_invalid: int
     dropped_too_large: int
+    cut: np.ndarray | None = None   # conversion "pyss": bool, the job ran past its request (killed there)
 
     @property
     def n_jobs(self) -> int:
@@ -106,6 +107,7 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     submit = data[:, 1]
     if conversion == "pyss":
         run, procs, est = pyss_fields(data)
+        cut = data[:, 3] > run
         valid = (run >= 0) & (procs > 0) & (est > 0)
     elif conversion == "textbook":
         run = data[:, 3]
@@ -123,10 +125,13 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
         raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss', 'walltime'")
     too_large = valid & (procs > m)
     keep = valid & ~too_large
+    if conversion != "pyss":
+        cut = np.zeros(data.shape[0], bool)
     order = np.lexsort((job_id[keep], submit[keep]))
     return Trace(path=path, max_procs=int(m), job_id=job_id[keep][order], submit=submit[keep][order],
                  run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
-                 dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()))
+                 dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()),
+                 cut=cut[keep][order])
 
 
 def pyss_fields(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
