@@ -15,6 +15,20 @@ the network on) in a Python job-level scheduler with every queue policy
 this package for the job flows). Network metrics are NaN when the network is off (no
 reason code: a non-zero reason would mark every part-1 replication "no result").
 
+``semantics = 'pyss'`` (default 'textbook') follows pyss (cluster.md, last section) in
+a separate kernel, ``pyss_kernel.py``, imported and compiled only when asked: events one
+at a time (Submission < Termination < Start), a pass after each, estimated ends free
+from then on, conservative compressed in one pass after terminations, pyss's trace
+conversion (a job that ran past its request is cut there and counted killed). It
+supports queue fcfs / easy / conservative, network 'none', allocation 'first_fit',
+homogeneous speeds, non-binding memory (``check_params`` names the rest); per-node
+variances and memory/disk use are NaN there (one processor pool). Measured
+(``benchmarks/pyss.md``): on the first 2,000 CTC-SP2 jobs the kernel's start times
+equal the plain reference ``tests/naive_pyss.py`` for 100% of jobs (FCFS, EASY,
+conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of start
+times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
+requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
+
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
 1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
