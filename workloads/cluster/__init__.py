@@ -15,6 +15,20 @@ the network on) in a Python job-level scheduler with every queue policy
 this package for the job flows). Network metrics are NaN when the network is off (no
 reason code: a non-zero reason would mark every part-1 replication "no result").
 
+``semantics = 'pyss'`` (default 'textbook') follows pyss (cluster.md, last section) in
+a separate kernel, ``pyss_kernel.py``, imported and compiled only when asked: events one
+at a time (Submission < Termination < Start), a pass after each, estimated ends free
+from then on, conservative compressed in one pass after terminations, pyss's trace
+conversion (a job that ran past its request is cut there and counted killed). It
+supports queue fcfs / easy / conservative, network 'none', allocation 'first_fit',
+homogeneous speeds, non-binding memory (``check_params`` names the rest); per-node
+variances and memory/disk use are NaN there (one processor pool). Measured
+(``benchmarks/pyss.md``): on the first 2,000 CTC-SP2 jobs the kernel's start times
+equal the plain reference ``tests/naive_pyss.py`` for 100% of jobs (FCFS, EASY,
+conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of start
+times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
+requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
+
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
 1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
@@ -72,9 +86,15 @@ PARAMS = (
     Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
           choices=CL_MASKS),
     Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
+    Param("semantics", "str", "textbook", "event and reservation semantics: 'textbook' (all events of a time, "
+          "then one pass) or 'pyss' (pyss's rules and trace conversion, cluster.md last section; separate kernel)",
+          choices=("textbook", "pyss")),
+    Param("kill_at_estimate", "bool", False, "traces: estimate = requested time (field 9, when > 0), so a job "
+          "that ran longer is killed at start + requested time (walltime enforcement; counted in killed_jobs)"),
 ) + NETWORK_PARAMS
 
 METRICS = CORE_METRICS + NETWORK_METRICS
+PYSS_QUEUES = ("fcfs", "easy", "conservative")
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
@@ -92,7 +112,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
         errors.append(f"trace {params['trace']!r} does not exist")
     elif params["source"] == "swf" and params["trace"]:
-        errors += _check_trace(params["trace"], params["trace_max_procs"])
+        errors += _check_trace(params["trace"], params["trace_max_procs"], _conversion(params))
     for lo, hi in (("mem_low", "mem_high"), ("disk_low", "disk_high")):
         if params[lo] > params[hi]:
             errors.append(f"{lo} ({params[lo]}) must not exceed {hi} ({params[hi]})")
@@ -112,6 +132,8 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
                 f"{params['node_memory']}) "
                 f"and cores × disk_high <= node_disk ({params['cores']} × {params['disk_high']} vs "
                 f"{params['node_disk']}); use fcfs or mpfs_scan for memory-bound studies")
+    if params["semantics"] == "pyss":
+        errors += _check_pyss(params)
     if params["network"] != "none":
         if params["source"] != "lublin":
             errors.append(f"network = {params['network']!r} needs source = 'lublin' (generated flows on the "
@@ -120,6 +142,25 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors += netsched.check_network(params)
         if not errors and params["allocation"] in ("paging", "mbs"):
             errors += _check_torus_sizes(params)
+    return errors
+
+
+def _check_pyss(p: Mapping[str, Any]) -> list[str]:
+    """What pyss mode supports: pyss's machine is one pool of identical processors."""
+    errors = []
+    if p["queue"] not in PYSS_QUEUES:
+        errors.append(f"semantics = 'pyss' supports queue in {', '.join(PYSS_QUEUES)}, not {p['queue']!r}")
+    if p["network"] != "none":
+        errors.append(f"semantics = 'pyss' needs network = 'none' (pyss has no network), not {p['network']!r}")
+    if p["allocation"] != "first_fit":
+        errors.append(f"semantics = 'pyss' counts processors as one pool: allocation must be 'first_fit', "
+                      f"not {p['allocation']!r}")
+    if p["speeds"] != "homogeneous":
+        errors.append("semantics = 'pyss' needs speeds = 'homogeneous' (pyss's processors are identical)")
+    if p["source"] == "lublin" and (p["cores"] * p["mem_high"] > p["node_memory"]
+                                    or p["cores"] * p["disk_high"] > p["node_disk"]):
+        errors.append("semantics = 'pyss' counts cores only: memory and disk must never bind (cores × mem_high "
+                      "<= node_memory and cores × disk_high <= node_disk)")
     return errors
 
 
@@ -138,11 +179,11 @@ def _check_torus_sizes(p: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def _check_trace(path: str, max_procs: int) -> list[str]:
+def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> list[str]:
     """Read the trace once, at validation (the parse is cached per process for the replications):
     a malformed record is named by file and line here, not inside every replication."""
     try:
-        tr = swf.read_cached(path, max_procs)
+        tr = swf.read_cached(path, max_procs, conversion)
     except swf.SWFError as exc:
         return [str(exc)]
     except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
@@ -206,8 +247,16 @@ def _lublin_flow(p: Mapping[str, Any], rng_cluster, rng_jobs) -> Flow:
     return f
 
 
+def _conversion(p: Mapping[str, Any]) -> str:
+    """The trace conversion of ``swf.read`` these parameters ask for (pyss's already cuts
+    every job at its requested time, so ``kill_at_estimate`` changes nothing there)."""
+    if p.get("semantics") == "pyss":
+        return "pyss"
+    return "walltime" if p.get("kill_at_estimate") else "textbook"
+
+
 def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
-    tr = swf.read_cached(p["trace"], p["trace_max_procs"])
+    tr = swf.read_cached(p["trace"], p["trace_max_procs"], _conversion(p))
     m = tr.max_procs
     speed = _speeds(rng_cluster, m, p["speeds"])
     node_cores = np.ones(m, np.int64)
@@ -217,9 +266,11 @@ def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
         if np.isfinite(l0):
             submit = submit * (l0 / p["trace_load"])
     z = np.zeros(tr.n_jobs)
-    return Flow(submit, tr.procs, z, z, tr.estimate, tr.run, node_cores, np.full(m, p["node_memory"]),
-                np.full(m, p["node_disk"]), speed, job_id=tr.job_id,
-                dropped=tr.dropped_invalid + tr.dropped_too_large, dropped_too_large=tr.dropped_too_large)
+    f = Flow(submit, tr.procs, z, z, tr.estimate, tr.run, node_cores, np.full(m, p["node_memory"]),
+             np.full(m, p["node_disk"]), speed, job_id=tr.job_id,
+             dropped=tr.dropped_invalid + tr.dropped_too_large, dropped_too_large=tr.dropped_too_large)
+    f.cut = tr.cut      # pyss conversion: jobs cut (killed) at their requested time
+    return f
 
 
 def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
@@ -244,6 +295,11 @@ def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]
     """
     p = _with_defaults(params)
     f, alloc_seed = flow(p, seed)
+    if p["semantics"] == "pyss":
+        from . import pyss_kernel      # compiled only by specs that ask for it
+        t0 = time.perf_counter()
+        r = pyss_kernel.schedule_flow(f, p["queue"], p["cl_mask"])
+        return f, r, time.perf_counter() - t0
     t0 = time.perf_counter()
     r = simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores, f.node_mem,
                  f.node_disk, f.node_speed, p["queue"], p["allocation"], alloc_seed, p["cl_mask"])
@@ -297,6 +353,9 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         values["offered_load"] = offered_load(f.cores_req, f.tau, f.submit, f.node_speed, f.node_cores)
         values["sim_seconds"] = wall
         values["jobs_per_second"] = f.submit.size / wall if wall > 0 else np.nan
+        if _with_defaults(params)["semantics"] == "pyss":     # a processor pool has no per-node spread
+            for name in ("var_core_util", "var_mem_util", "var_disk_util"):
+                values[name] = np.nan
         for name, v in values.items():
             out[name][r] = v
         out["reason"][r] = reason

@@ -39,6 +39,7 @@ class Trace:
     estimate: np.ndarray    # float64, max(requested, run, 1)
     dropped_invalid: int
     dropped_too_large: int
+    cut: np.ndarray | None = None   # conversion "pyss": bool, the job ran past its request (killed there)
 
     @property
     def n_jobs(self) -> int:
@@ -89,38 +90,77 @@ def read_fields(path: str) -> tuple[np.ndarray, int | None]:
     return data, header_procs
 
 
-def read(path: str, max_procs: int = 0) -> Trace:
+def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     """Parse ``path`` (.swf or .swf.gz) with the field rules of this module.
 
     ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
+    ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`);
+    ``conversion = "walltime"`` is the default rules with estimate = requested time
+    (field 9) where it is > 0 (``kill_at_estimate``: the kernel kills a job whose run time
+    exceeds it, at start + estimate), else max(run time, 1 s).
     """
     data, header_procs = read_fields(path)
     m = max_procs if max_procs > 0 else header_procs
     if m is None or m <= 0:
         raise SWFError(f"{path}: no '; MaxProcs:' header line; set trace_max_procs")
     job_id = data[:, 0].astype(np.int64)
-    submit, run = data[:, 1], data[:, 3]
-    procs = data[:, 4].astype(np.int64)
-    procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
-    valid = (run >= 0) & (procs > 0)
+    submit = data[:, 1]
+    if conversion == "pyss":
+        run, procs, est = pyss_fields(data)
+        cut = data[:, 3] > run
+        valid = (run >= 0) & (procs > 0) & (est > 0)
+    elif conversion == "textbook":
+        run = data[:, 3]
+        procs = data[:, 4].astype(np.int64)
+        procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
+        valid = (run >= 0) & (procs > 0)
+        est = np.maximum(np.maximum(data[:, 8], run), 1.0)
+    elif conversion == "walltime":
+        run = data[:, 3]
+        procs = data[:, 4].astype(np.int64)
+        procs = np.where(procs <= 0, data[:, 7].astype(np.int64), procs)
+        valid = (run >= 0) & (procs > 0)
+        est = np.where(data[:, 8] > 0, data[:, 8], np.maximum(run, 1.0))
+    else:
+        raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss', 'walltime'")
     too_large = valid & (procs > m)
     keep = valid & ~too_large
-    est = np.maximum(np.maximum(data[:, 8], run), 1.0)
+    if conversion != "pyss":
+        cut = np.zeros(data.shape[0], bool)
     order = np.lexsort((job_id[keep], submit[keep]))
     return Trace(path=path, max_procs=int(m), job_id=job_id[keep][order], submit=submit[keep][order],
                  run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
-                 dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()))
+                 dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()),
+                 cut=cut[keep][order])
+
+
+def pyss_fields(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """pyss's trace conversion of SWF records ``(n, 18)``: run time, processors, estimate.
+
+    Processors = requested (field 8) if > 0, else allocated (field 5). Estimate = requested
+    time (field 9); a job that ran past it is cut at the request (killed there). A job with
+    run time 0, or requested time -1, becomes a 1 s job with a 1 s estimate, on 1 processor
+    if both processor fields are missing. The caller drops run < 0, procs <= 0, estimate <= 0.
+    """
+    run, req_time = data[:, 3].copy(), data[:, 8].copy()
+    procs = data[:, 7].astype(np.int64)
+    procs = np.where(procs <= 0, data[:, 4].astype(np.int64), procs)
+    one_second = (run == 0) | (req_time == -1)
+    est = np.where(one_second, 1.0, req_time)
+    run = np.where(one_second, 1.0, np.minimum(run, req_time))
+    procs = np.where(one_second & (procs <= 0), 1, procs)
+    return run, procs, est
 
 
 @lru_cache(maxsize=8)
-def _read_cached(path: str, max_procs: int, mtime_ns: int, size: int) -> Trace:
-    return read(path, max_procs)
+def _read_cached(path: str, max_procs: int, mtime_ns: int, size: int, conversion: str) -> Trace:
+    return read(path, max_procs, conversion)
 
 
-def read_cached(path: str, max_procs: int = 0) -> Trace:
-    """:func:`read`, parsed once per process (keyed by path, override, mtime and size)."""
+def read_cached(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
+    """:func:`read`, parsed once per process (keyed by path, override, mtime, size and conversion)."""
     st = os.stat(path)
-    return _read_cached(os.path.abspath(path), int(max_procs), st.st_mtime_ns, st.st_size)
+    return _read_cached(os.path.abspath(path), int(max_procs), st.st_mtime_ns, st.st_size, conversion)
 
 
 def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, end: np.ndarray,
