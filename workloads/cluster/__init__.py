@@ -321,6 +321,11 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
         raise ValueError("job_records: the packet-network simulator keeps no per-job records yet")
     f, res, _ = schedule(params, seed)
     started = ~np.isnan(res.start)
+    if _with_defaults(params)["semantics"] == "pyss":   # one pool of processors: no nodes to name
+        status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
+        return {"job": f.job_id, "submit": f.submit, "start": res.start, "end": res.end,
+                "resource": np.full(f.submit.size, -1, np.int64), "size": np.asarray(f.cores_req, np.int64),
+                "status": status}
     pieces = np.where(started, res.nodes_used, 1).astype(np.int64)
     job = np.repeat(np.arange(f.submit.size), pieces)
     node = np.full(job.size, -1, np.int64)
