@@ -23,9 +23,16 @@ come cannot beat the best found. It returns the same optimum as the DP would ove
 feasible combinations (and the DP's choice when nothing conflicts), unless it tries more than
 ``SEARCH_LIMIT`` partial combinations *(our rule)*: then the best combination found so far
 (exact below the limit; the problem is a weighted independent-set search, exponential in the
-worst case). When no conflict-free combination meeting the limit was found (flagged), jobs in
-priority order take their least-quantity alternative that conflicts with none taken before,
-and a job with none left is postponed (choice -1) *(our rule)*.
+worst case). The branch and bound starts from a first combination found by a feasibility search
+(:func:`_feasible`: forward checking, the job with the fewest conflict-free alternatives left
+first, each job's alternatives by best value first); without it the branch and bound, jobs in
+priority order, often met no combination at all within its budget although one existed (on 40
+default FRSM cycles: 38% flagged, all 40 feasible by an exact ILP). When no conflict-free
+combination meets the limit (flagged), the same search looks for a conflict-free combination
+of every job regardless of the limit (the analogue of the DP's "smallest-quantity alternative
+of each job, flagged"); only if it finds none do jobs in priority order take their
+least-quantity alternative conflicting with none taken before, and a job with none left is
+postponed (choice -1) *(our rule)*.
 """
 from __future__ import annotations
 
@@ -118,10 +125,11 @@ def _dp(offsets, v, gq, G, maximize):
 
 
 @numba.njit(cache=True)
-def _bnb(offsets, v, gq, G, maximize, conflict, J, limit):
+def _bnb(offsets, v, gq, G, maximize, conflict, J, limit, start=None):
     """Branch and bound over the first ``J`` jobs; returns (choice, found, best value, complete).
 
     ``limit``: most partial combinations tried; past it the search stops (complete False).
+    ``start``: a feasible combination to beat (each job's index in its own list), or None.
 
     Bound: the DP table of the suffix without conflicts, ``tab[i, h]`` = best sign * v of jobs
     i.. with total level <= h (a relaxation, so the search stays exact).
@@ -151,6 +159,12 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J, limit):
     choice = np.zeros(J, np.int64)
     best = -np.inf
     found = False
+    if start is not None:
+        best = 0.0
+        for p in range(J):
+            best += sign * v[offsets[p] + start[p]]
+            best_choice[p] = start[p]
+        found = True
     pos = np.zeros(J + 1, np.int64)        # next alternative to try at depth i
     gsum = np.zeros(J + 1, np.int64)
     vsum = np.zeros(J + 1, np.float64)
@@ -196,6 +210,143 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J, limit):
     return best_choice, found, sign * best, True
 
 
+@numba.njit(cache=True)
+def _feasible(offsets, key, gq, G, conflict, limit):
+    """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
+
+    Depth-first with forward checking: the next job is the one with the fewest alternatives
+    left that conflict with none chosen (ties: priority order), its alternatives tried by
+    ascending ``key``; a choice is undone at once when it leaves some job without an
+    alternative or when its level plus the smallest levels of the jobs still open exceeds
+    ``G``. Stops after ``limit`` choices tried (complete False). ``choice`` indexes each job's
+    own list.
+    """
+    J = offsets.shape[0] - 1
+    A = offsets[J]
+    choice = np.full(J, -1, np.int64)
+    if J == 0:
+        return choice, True, True
+    owner = np.empty(A, np.int64)
+    mn = np.empty(J, np.int64)
+    width = 1
+    rest = 0
+    for i in range(J):
+        mn[i] = gq[offsets[i]]
+        for a in range(offsets[i], offsets[i + 1]):
+            owner[a] = i
+            mn[i] = min(mn[i], gq[a])
+        width = max(width, offsets[i + 1] - offsets[i])
+        rest += mn[i]
+    if rest > G:
+        return choice, False, True
+    # conflict lists (CSR)
+    deg = np.zeros(A + 1, np.int64)
+    for a in range(A):
+        for b in range(A):
+            if conflict[a, b]:
+                deg[a + 1] += 1
+    for a in range(A):
+        deg[a + 1] += deg[a]
+    adj = np.empty(deg[A], np.int64)
+    fill = deg[:A].copy()
+    for a in range(A):
+        for b in range(A):
+            if conflict[a, b]:
+                adj[fill[a]] = b
+                fill[a] += 1
+    blocked = np.zeros(A, np.int64)
+    alive = np.empty(J, np.int64)
+    for i in range(J):
+        alive[i] = offsets[i + 1] - offsets[i]
+    open_ = np.ones(J, np.bool_)
+    job_at = np.full(J, -1, np.int64)
+    cand = np.empty((J, width), np.int64)
+    ncand = np.zeros(J, np.int64)
+    pos = np.zeros(J, np.int64)
+    picked = np.full(J, -1, np.int64)
+    gsum = 0
+    d = 0
+    entering = True
+    tried = 0
+    while True:
+        if d == J:
+            for e in range(J):
+                choice[job_at[e]] = picked[e] - offsets[job_at[e]]
+            return choice, True, True
+        if entering:
+            j = -1
+            for i in range(J):
+                if open_[i] and (j < 0 or alive[i] < alive[j]):
+                    j = i
+            job_at[d] = j
+            c = 0
+            for a in range(offsets[j], offsets[j + 1]):
+                if blocked[a] == 0:
+                    cand[d, c] = a
+                    c += 1
+            keys = np.empty(c, np.float64)
+            for p in range(c):
+                keys[p] = key[cand[d, p]]
+            srt = np.argsort(keys, kind="mergesort")
+            tmp = cand[d, :c].copy()
+            for p in range(c):
+                cand[d, p] = tmp[srt[p]]
+            ncand[d] = c
+            pos[d] = 0
+            open_[j] = False
+            rest -= mn[j]
+            entering = False
+        else:
+            a = picked[d]           # undo the choice at this depth, try the next
+            for p in range(deg[a], deg[a + 1]):
+                b = adj[p]
+                blocked[b] -= 1
+                if blocked[b] == 0:
+                    alive[owner[b]] += 1
+            gsum -= gq[a]
+            picked[d] = -1
+            pos[d] += 1
+        j = job_at[d]
+        went = False
+        while pos[d] < ncand[d]:
+            tried += 1
+            if tried > limit:
+                return choice, False, False
+            a = cand[d, pos[d]]
+            if blocked[a] > 0 or gsum + gq[a] + rest > G:
+                pos[d] += 1
+                continue
+            ok = True
+            for p in range(deg[a], deg[a + 1]):
+                b = adj[p]
+                if blocked[b] == 0:
+                    alive[owner[b]] -= 1
+                    if open_[owner[b]] and alive[owner[b]] == 0:
+                        ok = False
+                blocked[b] += 1
+            if not ok:
+                for p in range(deg[a], deg[a + 1]):
+                    b = adj[p]
+                    blocked[b] -= 1
+                    if blocked[b] == 0:
+                        alive[owner[b]] += 1
+                pos[d] += 1
+                continue
+            picked[d] = a
+            gsum += gq[a]
+            went = True
+            break
+        if went:
+            d += 1
+            entering = True
+            continue
+        open_[j] = True          # no alternative of this job fits: back up one depth
+        rest += mn[j]
+        d -= 1
+        if d < 0:
+            return choice, False, True
+
+
 def levels(g: np.ndarray, resolution: float) -> np.ndarray:
     """Integer levels of quantities: rounded up."""
     return np.ceil(np.asarray(g, np.float64) / resolution).astype(np.int64)
@@ -234,15 +385,25 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
     return Combination(choice, not feasible, limit, value)
 
 
-#: most partial combinations the branch and bound tries per combination step (our rule)
-SEARCH_LIMIT = 20_000_000
+#: most partial combinations the branch and bound tries per combination step (our rule). With the
+#: feasibility search's combination to beat, 2e5 is 10x faster than 2e7 (0.04 s against 0.39 s a
+#: default FRSM cycle) and within 1.1% of its total cost on average (2.5% at most, 15 cycles).
+SEARCH_LIMIT = 200_000
+#: most choices the feasibility search (:func:`_feasible`) tries per call (our rule)
+FEASIBLE_LIMIT = 1_000_000
 
 
 def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
     gq = levels(g, resolution)
     J = len(offsets) - 1
-    choice, found, _, _ = _bnb(offsets, v, gq, G, maximize, conflict, J, SEARCH_LIMIT)
+    key = -v if maximize else v
+    start, found, _ = _feasible(offsets, key, gq, G, conflict, FEASIBLE_LIMIT)
+    choice, found, _, _ = _bnb(offsets, v, gq, G, maximize, conflict, J, SEARCH_LIMIT,
+                               start if found else None)
     flagged = not found
+    if not found:       # over the limit: a conflict-free combination of every job if one is found
+        choice, found, _ = _feasible(offsets, g, gq, np.int64(gq.sum()), conflict,
+                                     FEASIBLE_LIMIT)
     if not found:       # greedy in priority order: least quantity not conflicting with earlier picks
         choice = np.full(J, -1, np.int64)
         taken = []
