@@ -73,6 +73,9 @@ PARAMS = (
     Param("shared_alternatives", "bool", False,
           "alternatives of different jobs may share slots (source's model); the combination step keeps "
           "conflict-free combinations (our rule: disjoint, False)"),
+    Param("shared_retry", "bool", True,
+          "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
+          "searches once more for one window on the slots left (our rule)"),
     Param("frsm_k", "int", 1, "FRSM: number of sub-batches k (capped at the jobs of the cyclic part)",
           low=1, high=10_000),
     Param("frsm_alternatives", "str", "criterion", "FRSM alternatives: AEP by each user's criterion, or first fit",

@@ -53,12 +53,15 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
                     node_len: np.ndarray, node_cost: np.ndarray, budget: np.ndarray, n: np.ndarray,
                     criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
                     dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None,
-                    shared: bool = False) -> Plan:
+                    shared: bool = False, retry: bool = False) -> Plan:
     """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
 
     ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
     a plan to fill in (else a fresh one for ``len(budget)`` jobs). ``shared``: alternatives of
     different jobs may share slots; the combination step keeps conflict-free combinations.
+    ``retry`` (with ``shared``): a job the combination step had to postpone (every alternative
+    conflicts) searches once more, in priority order, for one window by its criterion on the
+    slots left after the sub-batch's chosen windows *(our rule)*; postponed only if none.
     """
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
@@ -81,6 +84,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
         conflict = conflicts(alts, node_len)[np.ix_(rows, rows)] if shared else None
         combo = choose(offsets, v, g, maximize, resolution, conflict)
         flagged = flagged or combo.flagged
+        again = shared and retry and bool((combo.choice < 0).any())
         for p, q in enumerate(have):
             if combo.choice[p] < 0:      # postponed: no conflict-free place (shared alternatives)
                 continue
@@ -88,7 +92,20 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
             j = jobs[q]
             plan.start[j] = alts.start[a]
             plan.nodes[j, :alts.nodes.shape[1]] = alts.nodes[a]
-            if not last:     # the next sub-batch sees the slots minus the chosen windows
+            if not last or again:     # the next sub-batch (or a retry) sees the slots minus the chosen windows
                 chosen = alts.nodes[a][alts.nodes[a] >= 0]
                 slots = cut_spans(*slots, chosen, alts.start[a], node_len[j, chosen])
+        if again:
+            for p, q in enumerate(have):
+                if combo.choice[p] >= 0:
+                    continue
+                j = jobs[q]
+                one, _ = find_alternatives(*slots, np.array([j], np.int64), node_len, node_cost, budget, n,
+                                           criterion, 1)
+                if one.count(0) == 0:
+                    continue
+                plan.start[j] = one.start[0]
+                plan.nodes[j, :one.nodes.shape[1]] = one.nodes[0]
+                chosen = one.nodes[0][one.nodes[0] >= 0]
+                slots = cut_spans(*slots, chosen, one.start[0], node_len[j, chosen])
     return plan._replace(flagged=flagged)
