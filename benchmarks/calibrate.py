@@ -53,7 +53,7 @@ def distance(rows: list[dict], absolute: dict[str, float] | None = None) -> floa
 
 
 def _label(candidate: tuple[tuple[str, str], ...]) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in candidate)
+    return ", ".join(f"{k} = {v}" for k, v in candidate) or "as specified"
 
 
 def calibrate(specs: list[str], candidates: list[tuple[tuple[str, str], ...]], fixed: list[str],
@@ -69,7 +69,7 @@ def calibrate(specs: list[str], candidates: list[tuple[tuple[str, str], ...]], f
         for spec in specs:
             overrides = list(fixed) + [f"{k}={v}" for k, v in candidate]
             overrides += [f"replications={replications}"] if replications else []
-            tag = "-".join(f"{k.replace('.', '_')}-{v}" for k, v in candidate)
+            tag = "-".join(f"{k.replace('.', '_')}-{v}" for k, v in candidate) or "as-specified"
             store = folder / f"{Path(spec).stem}-{tag}.zarr"
             path = pipeline.run(spec, store, workers=workers, progress=False, overrides=overrides)
             ds = pipeline.open_store(path)
@@ -95,8 +95,8 @@ def _pairs(items: list[str], what: str, ap: argparse.ArgumentParser) -> list[tup
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("specs", nargs="+", help="one or more specs; the distance is over all their published values")
-    ap.add_argument("--vary", action="append", required=True,
-                    help="KEY=V1,V2,... (a --set key and TOML values); repeat for a grid")
+    ap.add_argument("--vary", action="append", default=[],
+                    help="KEY=V1,V2,... (a --set key and TOML values); repeat for a grid; none: the specs as they are")
     ap.add_argument("--set", action="append", default=[], dest="fixed",
                     help="KEY=VALUE applied to every run (as schedsweep run --set)")
     ap.add_argument("--absolute", action="append", default=[],
