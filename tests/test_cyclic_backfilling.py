@@ -22,7 +22,7 @@ SETTINGS = settings(max_examples=30, deadline=None)
 def cases(draw):
     p = defaults(PARAMS)
     p.update(nodes=draw(st.integers(1, 7)), interval=300.0, jobs=draw(st.integers(1, 8)),
-             job_slots_max=draw(st.integers(1, 4)))
+             job_slots_min=1, job_slots_max=draw(st.integers(1, 4)))
     env_rng, batch_rng, crit_rng, rho_rng = substreams(draw(st.integers(0, 2**32 - 1)), 4)
     env = environment_of(p, env_rng)
     batch = batch_of(p, batch_rng, crit_rng, rho_rng)
@@ -80,7 +80,8 @@ def test_conservative_never_delays_an_earlier_job(case):
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["conservative", "easy"]), st.booleans())
 def test_ample_nodes_start_every_job_at_zero(seed, variant, actual):
     p = defaults(PARAMS)
-    p.update(nodes=100, jobs=20, local_load_min=0.0, local_load_max=0.0, method="bf", bf_variant=variant)
+    p.update(nodes=100, jobs=20, local_load_min=0.0, local_load_max=0.0, method="bf", bf_variant=variant,
+             job_slots_min=1, job_slots_max=5)      # at most 100 slots in all: every job fits at 0
     if not actual:
         p.update(runtime_factor_min=1.0)
     cycle = run_cycle(p, seed)

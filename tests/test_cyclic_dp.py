@@ -85,7 +85,7 @@ def test_dp_equals_brute_force_on_workload_batches(seed, strategy, dp_time):
     from workloads.cyclic.search import FIRST_FIT
 
     p = defaults(PARAMS)
-    p.update(nodes=6, jobs=4, interval=300.0)
+    p.update(nodes=6, jobs=4, interval=300.0, job_slots_min=1, job_slots_max=5)
     env_rng, batch_rng, crit_rng, rho_rng = substreams(seed, 4)
     env = environment_of(p, env_rng)
     batch = batch_of(p, batch_rng, crit_rng, rho_rng)

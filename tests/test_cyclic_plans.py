@@ -27,6 +27,9 @@ NAMES_EXACT = ("amp", "min_runtime_exact", "min_finish_exact", "min_cost")
 def small_params(**over):
     p = defaults(PARAMS)
     p.update(nodes=6, interval=300.0, jobs=6, job_slots_max=3, max_alternatives=4, n_css=3)
+    # the literal oracles here encode disjoint alternatives (tests/naive_cyclic.py); shared ones are
+    # tested in test_cyclic_shared_alternatives.py, test_cyclic_feasible.py, test_cyclic_retry.py
+    p.update(job_slots_min=1, shared_alternatives=False)
     p.update(over)
     return p
 

@@ -88,7 +88,7 @@ def test_shared_workload_batches_feasible_and_optimal(seed, strategy):
     from workloads.cyclic.search import FIRST_FIT
 
     p = defaults(PARAMS)
-    p.update(nodes=6, jobs=4, interval=300.0)
+    p.update(nodes=6, jobs=4, interval=300.0, job_slots_min=1, job_slots_max=5)
     env_rng, batch_rng, crit_rng, rho_rng = substreams(seed, 4)
     env = environment_of(p, env_rng)
     batch = batch_of(p, batch_rng, crit_rng, rho_rng)
@@ -124,8 +124,8 @@ def test_shared_css_cycle_runs_and_finds_more_alternatives():
     from workloads.cyclic.cycle import run_cycle
 
     p = defaults(PARAMS)
-    p.update(nodes=12, jobs=8, method="css")
-    plain = [run_cycle(p, s) for s in range(5)]
+    p.update(nodes=12, jobs=8, method="css", job_slots_min=1, job_slots_max=5)
+    plain = [run_cycle({**p, "shared_alternatives": False}, s) for s in range(5)]
     shared = [run_cycle({**p, "shared_alternatives": True}, s) for s in range(5)]
     assert sum(c.plan.alternatives.sum() for c in shared) > sum(c.plan.alternatives.sum() for c in plain)
     for c in shared:         # the plan never uses a node twice at a time

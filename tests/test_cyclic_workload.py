@@ -68,7 +68,13 @@ def test_owner_overrides():
     assert np.array_equal(cycle.env.price[1:], base.env.price[1:])
     # owner_perf alone keeps node 0's drawn price deviation: price / (p_ref (p/p_ref)^gamma) unchanged
     perf_only = run_cycle(small(owner_perf=6.0), 7)
-    assert np.isclose(perf_only.env.price[0] / 6.0, base.env.price[0] / base.env.perf[0])
+    p_ref, gamma = p["perf_min"], p["price_exponent"]
+
+    def deviation(env):
+        return env.price[0] / (p_ref * (env.perf[0] / p_ref) ** gamma)
+
+    assert perf_only.env.perf[0] == 6.0 and base.env.perf[0] != 6.0
+    assert np.isclose(deviation(perf_only.env), deviation(base.env))
 
 
 def test_check_params_names_the_parameters():
