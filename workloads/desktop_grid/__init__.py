@@ -30,7 +30,7 @@ import numpy as np
 from .._contract import Metric, Param, empty_outputs
 from .lp import ZERO_TOL
 from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
-from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND,
+from .simulator import (N_STATS, POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND,
                         ST_QMAX, ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
 from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
                       g_weibull_scales, load_rates, partial_availability)
@@ -280,7 +280,7 @@ def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator)
 
 
 def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=None,
-             timeline: Timeline | None = None, keep_inputs: bool = False) -> dict:
+             timeline: Timeline | None = None, keep_inputs: bool = False, rule=None) -> dict:
     """One replication: a dict of the metrics (scalars / per-class arrays) plus ``reason``.
 
     ``trace > 0`` returns the first ``trace`` events as ``trace`` (time, kind, machine,
@@ -319,7 +319,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
                       chg_key=chg_key, table=table, arr_rng=gen(children[0]),
                       work_rngs=[gen(c) for c in work_children])
     out = _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table, chain_keys,
-                      arr_rng, work_rng, rework_rng, trace, script)
+                      arr_rng, work_rng, rework_rng, trace, script, rule)
     if keep_inputs:
         out["inputs"] = inputs
     out["wall_s"] = time.perf_counter() - t_start
@@ -327,7 +327,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
 
 
 def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: EligibilityTable,
-                chain_keys, arr_rng, work_rng, rework_rng, trace, script) -> dict:
+                chain_keys, arr_rng, work_rng, rework_rng, trace, script, rule=None) -> dict:
     n, m = sysm.mu_nom.shape
     if script is None:
         script = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
@@ -335,19 +335,19 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
                            np.asarray(script[2], float), np.asarray(script[3], float))
     sum_w = np.zeros(n)
     cnt_w = np.zeros(n, np.int64)
-    busy = np.zeros(2)
-    stats = np.zeros(8, np.int64)
+    busy = np.zeros(3)
+    stats = np.zeros(N_STATS, np.int64)
     tr_t = np.zeros(trace)
     tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
     total = float(alpha.sum())
-    _simulate(POLICY_CODE[p["policy"]], sysm.mu_nom, np.asarray(cpu["a"], float), view0,
+    _simulate(POLICY_CODE[p["policy"]] if rule is None else POLICY_CODE["gcmu"], np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
               np.cumsum(alpha) / total, total, WORK_CODE[p["work_dist"]],
               tl.time, tl.machine, tl.up, chg_key, chg_view, tl.next_same, tl.next_down0,
               table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
               cpu["use_chain"], cpu["levels"], float(p["cpu_stay"]), cpu["cdf"], chain_keys,
               float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
               p["resubmit_order"] == "resubmission",
-              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task)
+              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task, rule)
     key = int(stats[ST_KEY])
     done = int(cnt_w.sum())
     q_end = int(stats[ST_QEND])

@@ -36,10 +36,12 @@ WORK_CODE = {"exponential": WORK_EXP, "deterministic": WORK_DET, "uniform": WORK
 TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 5
 
 # stop codes
-STOP_HORIZON, STOP_UNSTABLE = 0, 1
+STOP_HORIZON, STOP_UNSTABLE, STOP_PLUGIN = 0, 1, 2
 
-# indices of the integer statistics vector returned by the kernel
-ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND = range(8)
+# indices of the integer statistics vector returned by the kernel (the last two: the machine
+# and the class of a plug-in's impossible choice, written only when STOP_PLUGIN)
+ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND, ST_ERR_MACHINE, ST_ERR_CHOICE = range(10)
+N_STATS = 10
 
 
 @numba.njit(cache=True)
@@ -145,9 +147,16 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               script_t, script_c, script_w, script_rework,
               use_chain, levels, stay, level_cdf, chain_keys, period,
               horizon, warmup, queue_bound, requeue_now,
-              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task):
+              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task, rule=None):
     """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
-    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``."""
+    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``.
+
+    ``rule``: None (the built-in ``policy``) or a plug-in dispatch rule (a numba
+    first-class function, :data:`plugins.DISPATCH_SIG`) that picks the class an idle machine
+    pulls; ``policy`` then only places arriving tasks (GCMU: the fastest idle machine). An
+    impossible choice stops the run with ``STOP_PLUGIN``, the time in ``busy_out[2]`` and
+    the machine and choice in ``stats``. With ``rule=None`` numba prunes the plug-in
+    branches, so the built-in kernel is the one compiled before plug-ins existed."""
     n, m = mu_nom.shape
     inf = np.inf
     scripted = script_t.shape[0] > 0
@@ -203,6 +212,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             ch_n[j] = 2
 
     to_start = np.empty(m, np.int64)
+    head_time = np.full(n, inf)       # the plug-in's view of each class's oldest task
+    head_seq = np.full(n, -1, np.int64)
     key = init_key
     events = 0
     arrived = 0
@@ -376,26 +387,49 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 continue
             bi = -1
             bkey = 0.0
-            for i in range(n):
-                if hsize[i] == 0 or elig[key, i, j] == 0:
-                    continue
-                head = heap[i, 0]
-                if policy == FCFS:
-                    if bi < 0 or _older(t_key, t_seq, head, heap[bi, 0]):
-                        bi = i
-                else:
-                    k = mu_nom[i, j] * view[j]
-                    if policy != PST:
-                        k *= now - t_key[head]
-                    if bi < 0 or k > bkey:
-                        bi = i
-                        bkey = k
+            if rule is None:
+                for i in range(n):
+                    if hsize[i] == 0 or elig[key, i, j] == 0:
+                        continue
+                    head = heap[i, 0]
+                    if policy == FCFS:
+                        if bi < 0 or _older(t_key, t_seq, head, heap[bi, 0]):
+                            bi = i
+                    else:
+                        k = mu_nom[i, j] * view[j]
+                        if policy != PST:
+                            k *= now - t_key[head]
+                        if bi < 0 or k > bkey:
+                            bi = i
+                            bkey = k
+            else:
+                # ask the plug-in only when machine j has something to pull
+                any_waiting = False
+                for i in range(n):
+                    if hsize[i] > 0:
+                        head_time[i] = t_key[heap[i, 0]]
+                        head_seq[i] = t_seq[heap[i, 0]]
+                        any_waiting = any_waiting or elig[key, i, j] != 0
+                    else:
+                        head_time[i] = inf
+                        head_seq[i] = -1
+                if any_waiting:
+                    bi = rule(j, now, hsize, head_time, head_seq, mu_nom, view, elig[key])
+                    if bi < 0 or bi >= n or hsize[bi] == 0 or elig[key, bi, j] == 0:
+                        stop = STOP_PLUGIN
+                        stats[ST_ERR_MACHINE] = j
+                        stats[ST_ERR_CHOICE] = bi
+                        busy_out[2] = now
+                        break
             if bi >= 0:
                 is_idle[j] = False
                 busy_task[j] = _heap_pop(heap, hsize, bi, t_key, t_seq)
                 q_total -= 1
                 to_start[n_start] = j
                 n_start += 1
+
+        if rule is not None and stop == STOP_PLUGIN:
+            break
 
         # start every machine that got a task at this event
         for s_k in range(n_start):
@@ -433,7 +467,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_trace += 1
 
     # busy time of tasks still running at the end
-    end = min(now, horizon) if stop == STOP_UNSTABLE else horizon
+    end = min(now, horizon) if stop != STOP_HORIZON else horizon
     for j in range(m):
         if busy_task[j] >= 0:
             busy_acc += max(0.0, end - max(busy_since[j], warmup))
