@@ -44,6 +44,7 @@ from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
 from .frsm import TIME_QUANTITIES
 from .metrics import cycle_metrics
+from .plugins import VO_LIMITS
 
 __all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "run_batch", "run_cycle"]
 
@@ -65,6 +66,9 @@ PARAMS = (
     # method
     Param("method", "str", "css", "scheduling method", choices=METHODS),
     Param("strategy", "str", "min_time", "DP combination strategy", choices=tuple(STRATEGIES)),
+    Param("vo_limit", "str", "cost", "with a plug-in strategy (VO criterion): the quantity whose total is "
+          "limited, cost (B*, as min_time) or time (T*, as min_cost); built-in strategies fix their own",
+          choices=VO_LIMITS),
     Param("dp_time", "str", "proc_time", "what 'time' is in the DP: processor time, runtime or finish",
           choices=TIME_QUANTITIES),
     Param("dp_resolution", "float", 1.0, "DP level size (quantities rounded up, limit down) (time or money)",
