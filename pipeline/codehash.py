@@ -16,7 +16,7 @@ import importlib.metadata
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable
 
 
 def _module_files(path: Path) -> list[Path]:
@@ -144,10 +144,19 @@ def _installed(name: str) -> bool:
     return origin is not None and any(part in ("site-packages", "dist-packages") for part in Path(origin).parts)
 
 
-def describe(module: ModuleType) -> dict[str, Any]:
-    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}."""
+def describe(module: ModuleType, plugins: Iterable[ModuleType] = ()) -> dict[str, Any]:
+    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}.
+
+    ``plugins``: the modules of the plug-ins a spec names (``pipeline.spec.plugin_modules``);
+    their files (found the same way) join the identity as ``plugin:<relative path>``, so a
+    store resumed after a plug-in changed is refused like one whose model changed."""
     root_dir, files, others = code_files(module)
     per_file = {str(f.relative_to(root_dir)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    for plugin in plugins:
+        p_root, p_files, p_others = code_files(plugin)
+        others |= p_others
+        per_file.update({f"plugin:{f.relative_to(p_root)}": hashlib.sha256(f.read_bytes()).hexdigest()
+                         for f in p_files})
     whole = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(per_file.items())).encode()).hexdigest()
     return {"hash": whole, "files": per_file, "dependencies": _dependency_versions(others)}
 
