@@ -28,10 +28,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs
+from .._plugins import PluginError, is_path, resolve
 from .lp import ZERO_TOL
+from .plugins import DISPATCH, PLUGINS
 from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
-from .simulator import (N_STATS, POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND,
-                        ST_QMAX, ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
+from .simulator import (BAD_ELIG, BAD_EMPTY, BAD_RANGE, N_STATS, POLICY_CODE, ST_ARRIVED, ST_ERR_CHOICE,
+                        ST_ERR_MACHINE, ST_ERR_WHY, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND, ST_QMAX, ST_RESUB,
+                        ST_STOP, STOP_PLUGIN, STOP_UNSTABLE, WORK_CODE, _simulate)
 from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
                       g_weibull_scales, load_rates, partial_availability)
 from .timeline import Timeline, draw_timeline, estimated_views, lp_keys
@@ -64,7 +67,8 @@ PARAMS = (
     Param("alpha", "floats", (), "arrival rates per class (tasks per time unit); overrides the "
           "system's vector; required for 'generated' (its 95%-load vector) and 'custom'", low=0.0),
     Param("arrival_scale", "float", 1.0, "multiplies the arrival vector (e.g. 0.75)", low=1e-9),
-    Param("policy", "str", "gcmu", "dispatch policy", choices=POLICIES),
+    Param("policy", "str", "gcmu", "dispatch policy, or a plug-in dispatch rule 'package.module:function' "
+          "(which class an idle machine pulls; `schedsweep workloads desktop_grid`)", choices=POLICIES, plugin=True),
     Param("failures", "str", "none", "machine up/down periods: none, exponential (rate fail_rate, "
           "mean down_mean) or weibull (shape/scales below, constant down time down_mean)",
           choices=("none", "exponential", "weibull")),
@@ -280,13 +284,15 @@ def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator)
 
 
 def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=None,
-             timeline: Timeline | None = None, keep_inputs: bool = False, rule=None) -> dict:
+             timeline: Timeline | None = None, keep_inputs: bool = False) -> dict:
     """One replication: a dict of the metrics (scalars / per-class arrays) plus ``reason``.
 
     ``trace > 0`` returns the first ``trace`` events as ``trace`` (time, kind, machine,
     task number); ``script = (times, classes, works, restart_works)`` replaces the random
     arrivals and work, ``timeline`` the drawn availability changes (tests);
     ``keep_inputs`` adds the kernel's inputs as ``inputs`` (naive-simulator tests).
+    A ``policy`` given as a plug-in path runs that dispatch rule (:mod:`.plugins`); its
+    impossible choice raises :class:`PluginError` (the replication fails).
     """
     t_start = time.perf_counter()
     p = with_case(params)
@@ -318,6 +324,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         inputs = dict(system=sysm, alpha=alpha, cpu=cpu, timeline=tl, view0=view0, chg_view=chg_view,
                       chg_key=chg_key, table=table, arr_rng=gen(children[0]),
                       work_rngs=[gen(c) for c in work_children])
+    rule = resolve(p["policy"], DISPATCH).cfunc if is_path(p["policy"]) else None
     out = _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table, chain_keys,
                       arr_rng, work_rng, rework_rng, trace, script, rule)
     if keep_inputs:
@@ -340,7 +347,9 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     tr_t = np.zeros(trace)
     tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
     total = float(alpha.sum())
-    _simulate(POLICY_CODE[p["policy"]] if rule is None else POLICY_CODE["gcmu"], np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
+    # with a plug-in rule the policy code only places arriving tasks (fastest idle machine)
+    code = POLICY_CODE["gcmu"] if rule is not None else POLICY_CODE[p["policy"]]
+    _simulate(code, np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
               np.cumsum(alpha) / total, total, WORK_CODE[p["work_dist"]],
               tl.time, tl.machine, tl.up, chg_key, chg_view, tl.next_same, tl.next_down0,
               table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
@@ -348,6 +357,13 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
               float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
               p["resubmit_order"] == "resubmission",
               sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task, rule)
+    if stats[ST_STOP] == STOP_PLUGIN:
+        j, choice = int(stats[ST_ERR_MACHINE]), int(stats[ST_ERR_CHOICE])
+        why = {BAD_RANGE: f"there is no class {choice}: classes are 0..{n - 1}",
+               BAD_EMPTY: f"no task of class {choice} waits",
+               BAD_ELIG: f"machine {j} may not take class {choice}"}[int(stats[ST_ERR_WHY])]
+        raise PluginError(f"dispatch rule {p['policy']} at time {float(busy[2])!r}: machine {j} chose class {choice}, "
+                          f"an impossible choice ({why})")
     key = int(stats[ST_KEY])
     done = int(cnt_w.sum())
     q_end = int(stats[ST_QEND])

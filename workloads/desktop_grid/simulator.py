@@ -38,10 +38,13 @@ TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 
 # stop codes
 STOP_HORIZON, STOP_UNSTABLE, STOP_PLUGIN = 0, 1, 2
 
-# indices of the integer statistics vector returned by the kernel (the last two: the machine
-# and the class of a plug-in's impossible choice, written only when STOP_PLUGIN)
-ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND, ST_ERR_MACHINE, ST_ERR_CHOICE = range(10)
-N_STATS = 10
+# indices of the integer statistics vector returned by the kernel (the last three: the machine,
+# the class and what is wrong with a plug-in's impossible choice, written only when STOP_PLUGIN)
+(ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND,
+ ST_ERR_MACHINE, ST_ERR_CHOICE, ST_ERR_WHY) = range(11)
+N_STATS = 11
+# what is wrong with an impossible choice
+BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
 @numba.njit(cache=True)
@@ -415,10 +418,18 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                         head_seq[i] = -1
                 if any_waiting:
                     bi = rule(j, now, hsize, head_time, head_seq, mu_nom, view, elig[key])
-                    if bi < 0 or bi >= n or hsize[bi] == 0 or elig[key, bi, j] == 0:
+                    why = 0
+                    if bi < 0 or bi >= n:
+                        why = BAD_RANGE
+                    elif hsize[bi] == 0:
+                        why = BAD_EMPTY
+                    elif elig[key, bi, j] == 0:
+                        why = BAD_ELIG
+                    if why:
                         stop = STOP_PLUGIN
                         stats[ST_ERR_MACHINE] = j
                         stats[ST_ERR_CHOICE] = bi
+                        stats[ST_ERR_WHY] = why
                         busy_out[2] = now
                         break
             if bi >= 0:
