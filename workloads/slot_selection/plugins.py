@@ -29,18 +29,39 @@ import numba
 import numpy as np
 from numba import types
 
+from .._plugins import PluginError, PluginPoint, ro_array
 from .aep import Window, _keep, _result, _state
 from .candidates import window_values
-from .exactsum import sum_le
+from .exactsum import fsum, sum_le
 
-_RO = dict(readonly=True)
-CRITERION_SIG = types.float64(
-    types.float64, types.Array(types.int64, 1, "C", **_RO), types.Array(types.float64, 1, "C", **_RO),
-    types.Array(types.float64, 1, "C", **_RO), types.Array(types.float64, 1, "C", **_RO))
+CRITERION_SIG = types.float64(types.float64, ro_array(types.int64), ro_array(types.float64),
+                              ro_array(types.float64), ro_array(types.float64))
+
+CRITERION = PluginPoint(
+    param="algorithm", name="criterion", signature=CRITERION_SIG,
+    args=(("t", "float: the step's start t_w, the window's start (time)"),
+          ("window", "int64[n]: the window's node ids, the n - 1 cheapest other valid candidates in slot cost "
+                     "order, then the node of the slot just added"),
+          ("node_len", "float64[nodes]: the job's slot length len_k on node k (time)"),
+          ("node_cost", "float64[nodes]: the slot cost c_k len_k on node k (money)"),
+          ("cand_end", "float64[nodes]: end of node k's current candidate slot, -inf when none (time)")),
+    returns="float: the window's value, smaller is better (NaN is an impossible value)",
+    builtins=(("min_cost", "workloads.slot_selection.plugins:min_cost"),),
+    helpers="workloads.slot_selection.exactsum.fsum(values, k): correctly rounded sum of values[:k]",
+    notes="The scan runs as min_cost: at each step the window is the new slot plus the n - 1 cheapest other "
+          "valid candidates, kept if its cost fits the budget; the best value so far changes only on a strict "
+          "improvement. All arrays read-only.",
+)
+PLUGINS = (CRITERION,)
 
 
-class PluginChoiceError(RuntimeError):
-    """A plug-in returned an impossible value (placeholder until the shared infrastructure)."""
+def min_cost(t, window, node_len, node_cost, cand_end):
+    """The built-in ``min_cost`` as a criterion: the window's cost, correctly rounded."""
+    n = window.shape[0]
+    vals = np.empty(n)
+    for q in range(n):
+        vals[q] = node_cost[window[q]]
+    return fsum(vals, n)
 
 
 @numba.njit(cache=True)
@@ -104,6 +125,6 @@ def plugin_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.nd
     found, start, nodes, slots, runtime, proc_time, cost = _scan_plugin(
         slot_node, slot_start, slot_end, node_len, node_cost, mask, float(budget), int(n), criterion, bad)
     if not np.isnan(bad[0]):
-        raise PluginChoiceError(f"window criterion {name} returned nan at t_w = {bad[0]!r} (slot {int(bad[1])}); "
+        raise PluginError(f"window criterion {name} returned nan at t_w = {float(bad[0])!r} (slot {int(bad[1])}); "
                                 "a criterion must return a number (smaller is better)")
     return Window(found, start, nodes, slots, runtime, start + runtime, proc_time, cost)
