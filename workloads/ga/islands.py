@@ -24,11 +24,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._plugins import is_path
 from .baselines import backfill_kernel, fcfs_kernel
 from .model import Problem
 from .objectives import OBJECTIVES, PLUGIN
 from .operators import evaluate, evolve, make_scratch, random_swaps, ranking
-from .plugins import resolve_objective
+from .plugins import ObjectiveNaN, plugin_of
 
 DOCKING = ("tau_first", "idle_genes_only")
 
@@ -52,7 +53,7 @@ class GASettings:
     docking: str = "tau_first"    # rank by (tau, f) (source) or by f alone
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES and ":" not in self.objective:
+        if self.objective not in OBJECTIVES and not is_path(self.objective):
             raise ValueError(f"objective {self.objective!r} must be one of {OBJECTIVES} or a plug-in "
                              f"'package.module:function'")
         if self.docking not in DOCKING:
@@ -127,11 +128,7 @@ def objective_args(objective: str) -> tuple:
     ``PLUGIN`` and the compiled plug-in objective."""
     if objective in OBJECTIVES:
         return OBJECTIVES.index(objective), None
-    return PLUGIN, resolve_objective(objective)
-
-
-class ObjectiveNaN(RuntimeError):
-    """A plug-in objective returned NaN (the replication fails with this message)."""
+    return PLUGIN, plugin_of(objective)
 
 
 def _scratch(problem: Problem) -> tuple:

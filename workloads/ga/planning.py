@@ -14,11 +14,11 @@ import numpy as np
 
 from .baselines import BASELINES
 from .instance import Instance, period_problem
-from .islands import (GASettings, ObjectiveNaN, _copy_rng, generations_to_solution, generations_to_target,
-                      objective_args, run_islands)
+from .islands import (GASettings, _copy_rng, generations_to_solution, generations_to_target, objective_args,
+                      run_islands)
 from .model import Problem, timed
 from .objectives import log_gmean, makespan, tau, weighted_completion
-from .plugins import call_objective
+from .plugins import ObjectiveNaN, call_objective
 
 METHODS = ("ga", "backfill", "fcfs")
 TARGETS = ("one_island", "own_final")
@@ -110,7 +110,11 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
         out.weighted_completion.append(weighted_completion(P, start, dur, problem.period_end))
         out.tau.append(tau(body, header, P, start))
         if plugin is not None:
-            out.plugin_objective.append(call_objective(plugin, body, header, P, start, dur, problem.period_end))
+            value = call_objective(plugin, body, header, P, start, dur, problem.period_end)
+            if np.isnan(value):
+                raise ObjectiveNaN(f"period {q}: objective {settings.objective} returned nan for the {method} "
+                                   "schedule; an objective must return a number (smaller is better)")
+            out.plugin_objective.append(value)
         out.waits.extend(start - problem.arrival)
         end = (start + dur)[problem.proc_job]
         np.fmax.at(unit_end, unit_of, end)
