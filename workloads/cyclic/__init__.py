@@ -44,9 +44,9 @@ from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
 from .frsm import TIME_QUANTITIES
 from .metrics import cycle_metrics
-from .plugins import VO_LIMITS
+from .plugins import PLUGINS, VO_LIMITS
 
-__all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "run_batch", "run_cycle"]
+__all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "run_batch", "run_cycle"]
 
 PARAMS = (
     # environment (slots.md); default 24 nodes as in the source's cyclic experiments
@@ -65,7 +65,8 @@ PARAMS = (
     Param("runtime_factor_max", "float", 1.0, "highest rho_i", low=1e-9, high=1.0),
     # method
     Param("method", "str", "css", "scheduling method", choices=METHODS),
-    Param("strategy", "str", "min_time", "DP combination strategy", choices=tuple(STRATEGIES)),
+    Param("strategy", "str", "min_time", "DP combination strategy, or a plug-in VO criterion "
+          "'package.module:function' (`schedsweep workloads cyclic`)", choices=tuple(STRATEGIES), plugin=True),
     Param("vo_limit", "str", "cost", "with a plug-in strategy (VO criterion): the quantity whose total is "
           "limited, cost (B*, as min_time) or time (T*, as min_cost); built-in strategies fix their own",
           choices=VO_LIMITS),

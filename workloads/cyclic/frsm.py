@@ -13,7 +13,7 @@ import numpy as np
 
 from .alternatives import Alternatives, conflicts, find_alternatives
 from .dp import STRATEGIES, choose, strategy_arrays
-from .plugins import resolve_criterion, vo_values
+from .plugins import criterion_of, vo_values
 from .search import cut_spans
 
 TIME_QUANTITIES = ("proc_time", "runtime", "finish")
@@ -63,7 +63,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
     ``strategy``: a built-in (:data:`.dp.STRATEGIES`) or a plug-in VO criterion
     "pkg.mod:func" (:mod:`.plugins`), minimised under ``sum g <= g*`` with g = ``vo_limit``.
     """
-    plugin = None if strategy in STRATEGIES else resolve_criterion(strategy)
+    plugin = None if strategy in STRATEGIES else criterion_of(strategy)
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
     flagged = plan.flagged

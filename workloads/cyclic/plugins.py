@@ -27,9 +27,51 @@ import numba
 import numpy as np
 from numba import types
 
-_F1 = types.Array(types.float64, 1, "C", readonly=True)
+from .._plugins import PluginError, PluginPoint, resolve, ro_array
+
+_F1 = ro_array(types.float64)
 VO_SIG = types.float64(types.int64, _F1, _F1, _F1, _F1, _F1, _F1)
 VO_LIMITS = ("cost", "time")
+
+VO_CRITERION = PluginPoint(
+    param="strategy", name="criterion", signature=VO_SIG,
+    args=(("a", "int: the alternative valued, an index into the arrays"),
+          ("time", "float64[A]: the DP's time quantity of each alternative (dp_time: processor time, runtime or "
+                   "finish; time units)"),
+          ("cost", "float64[A]: window cost sum c_k len_k (money)"),
+          ("start", "float64[A]: window start (time)"),
+          ("runtime", "float64[A]: window runtime max len_k (time)"),
+          ("proc_time", "float64[A]: processor time sum len_k (time)"),
+          ("budget", "float64[A]: budget S_i of the alternative's job (money)")),
+    returns="float: v(a); the combination minimises sum v subject to sum g <= g* (g: parameter vo_limit); "
+            "NaN is an impossible value",
+    builtins=tuple((name, f"workloads.cyclic.plugins:{name}") for name in ("min_time", "min_cost", "max_income",
+                                                                           "min_idle")),
+    notes="One call per alternative of a combination step (the jobs of the (sub-)batch with alternatives, in "
+          "priority order). min_time = time[a] with vo_limit = cost; min_cost = cost[a], max_income = -cost[a], "
+          "min_idle = -time[a] with vo_limit = time. All arrays read-only.",
+)
+PLUGINS = (VO_CRITERION,)
+
+
+def min_time(a, time, cost, start, runtime, proc_time, budget):
+    """The built-in ``min_time`` (with ``vo_limit = cost``): the alternative's time."""
+    return time[a]
+
+
+def min_cost(a, time, cost, start, runtime, proc_time, budget):
+    """The built-in ``min_cost`` (with ``vo_limit = time``): the alternative's cost."""
+    return cost[a]
+
+
+def max_income(a, time, cost, start, runtime, proc_time, budget):
+    """The built-in ``max_income`` (with ``vo_limit = time``): maximise the cost, i.e. minimise its negative."""
+    return -cost[a]
+
+
+def min_idle(a, time, cost, start, runtime, proc_time, budget):
+    """The built-in ``min_idle`` (with ``vo_limit = time``): maximise the time used."""
+    return -time[a]
 
 
 @numba.njit(cache=True)
@@ -43,8 +85,9 @@ def _vo_values(criterion, time, cost, start, runtime, proc_time, budget, out):
     return -1
 
 
-class VOCriterionNaN(RuntimeError):
-    """A plug-in VO criterion returned NaN (the replication fails with this message)."""
+def criterion_of(strategy: str):
+    """The compiled VO criterion named ``strategy`` ("pkg.mod:func")."""
+    return resolve(strategy, VO_CRITERION).cfunc
 
 
 def vo_values(criterion, name: str, time: np.ndarray, cost: np.ndarray, start: np.ndarray, runtime: np.ndarray,
@@ -54,23 +97,6 @@ def vo_values(criterion, name: str, time: np.ndarray, cost: np.ndarray, start: n
     out = np.empty(arrays[0].shape[0])
     bad = _vo_values(criterion, *arrays, out)
     if bad >= 0:
-        raise VOCriterionNaN(f"VO criterion {name} returned nan for alternative {bad} (job {int(jobs[bad])}, "
-                             f"start {float(start[bad])!r}); a criterion must return a number (the DP minimises it)")
+        raise PluginError(f"VO criterion {name} returned nan for alternative {bad} (job {int(jobs[bad])}, "
+                          f"start {float(start[bad])!r}); a criterion must return a number (the DP minimises it)")
     return out
-
-
-def resolve_criterion(path: str):
-    """The compiled VO criterion named ``path``. Placeholder until the shared resolver lands."""
-    import importlib
-    mod, _, name = path.partition(":")
-    fn = getattr(importlib.import_module(mod), name)
-    return _compile(getattr(fn, "py_func", fn))
-
-
-_CACHE: dict = {}
-
-
-def _compile(fn):
-    if fn not in _CACHE:
-        _CACHE[fn] = numba.cfunc(VO_SIG)(fn)
-    return _CACHE[fn]
