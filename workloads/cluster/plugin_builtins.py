@@ -8,9 +8,11 @@ allocation plug-in). Each is a plain Python function over the read-only state
 - :func:`fcfs`: the queue head, while it fits;
 - :func:`easy`: the head while it fits, then the first later job that fits now and
   either ends (by its estimate) by the head's shadow time or uses at most the extra
-  cores; equal to the built-in on homogeneous nodes (the built-in plans a backfilled
-  job's duration on the nodes the allocator gives it, which a queue plug-in does not
-  see). It skips rescanning the jobs it rejected while only arrivals happened, as the
+  cores; equal to the built-in where the built-in runs (memory and disk never bind)
+  on homogeneous nodes (the built-in plans a backfilled job's duration on the nodes the
+  allocator gives it, which a queue plug-in does not see). With memory that binds it
+  computes the shadow anew after each start (the built-in keeps the pass's first:
+  infinite, when nothing ran and the head did not fit by memory). It skips rescanning the jobs it rejected while only arrivals happened, as the
   built-in does (``memory`` keeps where it stopped);
 - :func:`mpfs_scan`: the largest job that fits now (ties: earliest);
 - :func:`first_fit`: the allocation, nodes in id order.

@@ -246,7 +246,7 @@ def simulate(f, queue_fn, alloc_fn, alloc_policy: int, cl_mask: int, rng_seed: i
 
 def describe_error(err: np.ndarray, f, names: tuple[str, str]) -> str:
     """One line: which plug-in, at what time, chose what, and why that is impossible."""
-    code, now = int(err[0]), err[1]
+    code, now = int(err[0]), float(err[1])
     a, b, c, d = (int(x) for x in err[2:6])
     queue, alloc_name = names
 
