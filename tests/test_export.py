@@ -53,7 +53,10 @@ def test_long_tables_read_back_equal_to_the_store(write_spec, tmp_path, fmt, cap
         np.testing.assert_array_equal(back["value"].transpose(*ds[metric].dims).values, ds[metric].values)
         np.testing.assert_array_equal(back["status"].transpose(*ds["status"].dims).values, ds["status"].values)
         np.testing.assert_array_equal(back["fail_every"].values.max(axis=(0, 2)), ds["fail_every"].values)
-    assert len(table) == 2 * ds["status"].size  # one row per cell, replication and metric
+    # one row per cell, replication, metric and entry of a metric's own dimension (quantile)
+    metrics = ("mean_wait", "mean_time_in_system", "time_in_system_quantiles")
+    assert sorted(set(table["metric"])) == sorted(metrics)
+    assert len(table) == sum(ds[m].size for m in metrics)
     assert (table["seed"] % 5 == 0)[(table["status"] == 3) & (table["service_rate"] == 1.0)].all()
 
 
