@@ -18,6 +18,13 @@ each taken independently; ``alternatives`` and ``time_per_alternative`` are NaN 
 other algorithms. The first search of each algorithm in a process is run once untimed
 (it loads the compiled kernels), so ``search_time`` is the search alone.
 
+The TY claim "MinRuntime is the most expensive" does not hold here: MinRuntime and
+MinFinish cost the same (−0.37 ± 0.55 paired, 5000 replications at γ = 1.1). Both keep
+the first scan step reaching their best value among the same per-step greedy windows.
+So they keep the same window in 73% of environments, and where MinRuntime's window is
+later and shorter it costs no more. No rule of the spec separates them; see
+``benchmarks/calibration.md`` (slot selection) and ``benchmarks/bench_slot_claim.py``.
+
 Building blocks for other workloads (``cyclic``): :func:`workloads.environment.generate_environment`,
 :func:`workloads.environment.job_on_nodes`, :func:`.aep.aep_search`, :func:`.aep.cut_window`,
 :func:`.csa.csa_search`.
