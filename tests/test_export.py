@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import cli, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, store as store_mod
 
 SPEC = """
 name = "ex"
@@ -59,7 +59,7 @@ def test_long_tables_read_back_equal_to_the_store(write_spec, tmp_path, fmt, cap
 
 def test_netcdf_export_round_trips(write_spec, tmp_path):
     path = _run(write_spec, tmp_path, [0.3, 0.6], "n")
-    from pipeline.export import export
+    from schedsweep.pipeline.export import export
 
     out = export(path, "netcdf", tmp_path / "n.nc")
     back = xr.open_dataset(out)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import workloads.cluster as cluster
-import workloads.ga as ga
-from workloads._contract import defaults, quantiles, substreams
-from workloads.ga.instance import make_instance
-from workloads.ga.planning import plan
+import schedsweep.workloads.cluster as cluster
+import schedsweep.workloads.ga as ga
+from schedsweep.workloads._contract import defaults, quantiles, substreams
+from schedsweep.workloads.ga.instance import make_instance
+from schedsweep.workloads.ga.planning import plan
 
 
 @pytest.mark.parametrize("queue", ["fcfs", "easy", "conservative"])
