@@ -33,13 +33,13 @@ import math
 import numba
 import numpy as np
 
-from pipeline.seeding import replication_seeds
-from workloads._contract import defaults, substreams
-from workloads.environment import job_on_nodes
-from workloads.slot_selection import PARAMS, environment_of, search
-from workloads.slot_selection.candidates import valid, window_values
-from workloads.slot_selection.exactsum import fsum, sum_le
-from workloads.slot_selection.greedy import greedy_runtime
+from schedsweep.pipeline.seeding import replication_seeds
+from schedsweep.workloads._contract import defaults, substreams
+from schedsweep.workloads.environment import job_on_nodes
+from schedsweep.workloads.slot_selection import PARAMS, environment_of, search
+from schedsweep.workloads.slot_selection.candidates import valid, window_values
+from schedsweep.workloads.slot_selection.exactsum import fsum, sum_le
+from schedsweep.workloads.slot_selection.greedy import greedy_runtime
 
 RULES = ("spec", "later", "lower_cost", "higher_cost", "per_start")
 OTHERS = ("amp", "min_cost", "min_proc_time", "csa")
