@@ -7,7 +7,7 @@ import pytest
 
 import schedsweep.workloads.cluster as cluster
 import schedsweep.workloads.ga as ga
-from schedsweep.workloads import mm1
+from schedsweep.workloads import cyclic, mm1
 from schedsweep.workloads._contract import defaults, quantiles, substreams
 from schedsweep.workloads.ga.instance import make_instance
 from schedsweep.workloads.ga.planning import plan
@@ -65,6 +65,24 @@ def test_mm1_percentiles_are_numpys_and_match_the_exponential_sojourn():
     q = out["time_in_system_quantiles"]
     mean, sem = q.mean(axis=0), q.std(axis=0, ddof=1) / np.sqrt(len(seeds))
     assert np.all(np.abs(mean - exact) < 4 * sem + 0.02 * exact), (mean, exact, sem)
+
+
+@pytest.mark.parametrize("method", ["css", "frsm", "bf"])
+def test_cyclic_percentiles_are_numpys_on_the_records(method):
+    params = {**defaults(cyclic.PARAMS), "method": method, "jobs": 8, "nodes": 10}
+    seeds = np.array([5, 6, 7], np.uint64)
+    out = cyclic.run_batch(params, seeds)
+    for r, seed in enumerate(seeds):
+        rec = cyclic.job_records(params, int(seed))
+        ok = rec["status"] == 0
+        job, first = np.unique(rec["job"][ok], return_index=True)
+        start = rec["start"][ok][first]
+        finish = np.array([rec["end"][ok][rec["job"][ok] == j].max() for j in job])  # start + max len_k
+        assert np.array_equal(out["start_quantiles"][r], np.percentile(start, [50, 90, 99]))
+        np.testing.assert_allclose(out["finish_quantiles"][r], np.percentile(finish, [50, 90, 99]), rtol=1e-12)
+        # the records are the replication the metrics describe: same jobs, same means
+        assert len(job) == out["scheduled"][r]
+        assert np.isclose(start.mean(), out["start"][r]) and np.isclose(finish.mean(), out["finish"][r])
 
 
 def test_quantiles_of_nothing_are_nan():
