@@ -1,7 +1,7 @@
 """Cluster plug-ins that make impossible choices, for tests/test_plugins_cluster.py."""
 from __future__ import annotations
 
-from workloads.cluster.plugin_api import fits_now
+from schedsweep.workloads.cluster.plugin_api import fits_now
 
 
 def out_of_range(now, queue, running, run_end, jobs, nodes, memory):

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from workloads import _plugins, cluster
-from workloads.cluster import plugin_kernel, simulator, swf
-from workloads.cluster.bookkeeping import CL_MASKS
+from schedsweep.workloads import _plugins, cluster
+from schedsweep.workloads.cluster import plugin_kernel, simulator, swf
+from schedsweep.workloads.cluster.bookkeeping import CL_MASKS
 
-BUILTIN = "workloads.cluster.plugin_builtins:"
+BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
 CTC = "/work/shared/traces/CTC-SP2-1996-3.1-cln.swf.gz"
 FIELDS = ("start", "end", "killed", "nodes_used", "min_speed", "alloc_ptr", "alloc_node", "alloc_k",
           "node_core_util", "node_mem_util", "node_disk_util")
@@ -175,8 +175,8 @@ def test_pipeline_records_a_failing_plugin_and_goes_on(tmp_path, capsys):
     """Through the CLI: a misspelt plug-in is one line and exit 2; a plug-in's impossible
     choice fails its replications (status 3, the failure record names the plug-in, the
     time and the choice, with the replication's seed) while the other cell runs."""
-    from pipeline import cli
-    from pipeline.store import open_store, read_failures
+    from schedsweep.pipeline import cli
+    from schedsweep.pipeline.store import open_store, read_failures
 
     spec = tmp_path / "c.toml"
     spec.write_text('workload = "cluster"\nreplications = 3\nseed = 5\n[params]\njobs = 40\nnodes = 4\n'

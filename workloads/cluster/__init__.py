@@ -100,7 +100,7 @@ PARAMS = (
 METRICS = CORE_METRICS + NETWORK_METRICS
 PYSS_QUEUES = ("fcfs", "easy", "conservative")
 
-_BUILTIN = "workloads.cluster.plugin_builtins:"
+_BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
 PLUGINS = (
     PluginPoint(
         "queue", "decide", plugin_api.QUEUE_SIG,

@@ -73,7 +73,7 @@ QUEUE_SIG = types.int64(types.float64, _I8, _I8, _F8, JOBS_TYPE, NODES_TYPE, MEM
 ALLOC_SIG = types.int64(types.float64, types.int64, JOBS_TYPE, NODES_TYPE, rw_array(types.int64),
                         rw_array(types.int64), MEMORY)
 
-HELPERS = ("from workloads.cluster.plugin_api import ...: fits_now(jobs, nodes, j), capacity(jobs, nodes, i, j), "
+HELPERS = ("from schedsweep.workloads.cluster.plugin_api import ...: fits_now(jobs, nodes, j), capacity(jobs, nodes, i, j), "
            "shadow(running, run_end, jobs, nodes, j), availability(now, running, run_end, jobs, nodes, times, free), "
            "first_fit(jobs, nodes, j, chosen, procs)")
 
