@@ -19,9 +19,8 @@ Two plug-in points (README "Your own algorithm"; the kernel is ``plugin_kernel.p
 each replication) for whatever it keeps between calls. A plug-in never sees a job's
 real run time, only the user's estimate.
 
-Why several small records and not one: numba passes a first-class function's record
-arguments by value, and one record of 13 arrays cost 72 ns a call here, these three
-21 ns (``benchmarks/plugins.md``).
+A call costs about 25-35 ns on this machine (``benchmarks/plugins.md``), whether the
+state comes as these records or as one record of every array.
 
 The kernel checks every choice: a position outside the queue, a job that does not fit
 now (too few free cores, or memory/disk per process the nodes cannot hold), a node
