@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import workloads
-from workloads._contract import Param, is_plugin_path, params_by_name
+from schedsweep import workloads
+from schedsweep.workloads._contract import Param, is_plugin_path, params_by_name
 from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
@@ -124,8 +124,11 @@ class Spec:
 
 
 def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
-    """Read and validate the sweep spec at ``path``."""
-    path = Path(path)
+    """Read and validate the sweep spec at ``path`` (a missing ``jobs/NAME.toml`` or bare
+    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`)."""
+    from .shipped import spec as shipped_spec
+
+    path = shipped_spec(path) or Path(path)
     where = str(path)
     try:
         text = path.read_text()
@@ -478,7 +481,7 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
 
 def _check_plugin(where: str, label: str, key: str, value: str, wl_name: str, base_dir: Path) -> None:
     """A plug-in path: import the function and compile it for the parameter's plug-in point."""
-    from workloads._plugins import PluginError, point_of, resolve
+    from schedsweep.workloads._plugins import PluginError, point_of, resolve
 
     try:
         resolve(value, point_of(workloads.get(wl_name), key), base_dir)
@@ -496,7 +499,7 @@ def plugin_modules(spec: Spec) -> list[ModuleType]:
     found: dict[str, ModuleType] = {}
     for key, value in named:
         if is_plugin_path(value):
-            from workloads._plugins import point_of, resolve
+            from schedsweep.workloads._plugins import point_of, resolve
 
             plugin = resolve(value, point_of(module, key), Path(spec.path).parent)
             found[plugin.module.__name__] = plugin.module

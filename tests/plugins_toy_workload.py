@@ -12,8 +12,8 @@ import numba
 import numpy as np
 from numba import types
 
-from workloads._contract import Metric, Param, empty_outputs, substreams
-from workloads._plugins import PluginError, PluginPoint, function
+from schedsweep.workloads._contract import Metric, Param, empty_outputs, substreams
+from schedsweep.workloads._plugins import PluginError, PluginPoint, function
 
 PARAMS = (Param("rule", "str", "double", "what y is", choices=("double", "square"), plugin=True),)
 METRICS = (Metric("y", "1", "rule(x)"),)

@@ -11,12 +11,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from pipeline import cli
-from pipeline.execute import run
-from pipeline.spec import load
-from pipeline.store import read_failures
-from workloads import _plugins
-from workloads._contract import Param, is_plugin_path
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.execute import run
+from schedsweep.pipeline.spec import load
+from schedsweep.pipeline.store import read_failures
+from schedsweep.workloads import _plugins
+from schedsweep.workloads._contract import Param, is_plugin_path
 
 RULES = '''
 import numba
@@ -149,6 +149,6 @@ def test_readonly_state_cannot_be_written():
 
 
 def _open(path):
-    from pipeline.store import open_store
+    from schedsweep.pipeline.store import open_store
 
     return open_store(path)

@@ -12,8 +12,9 @@ How a plug-in reaches the kernel (measured in ``benchmarks/plugins.md``): the fu
 is compiled alone as a ``numba.cfunc`` of the point's fixed signature, and the kernel
 takes it as a numba first-class function (``types.FunctionType``). The kernel is then
 compiled once for the signature and cached on disk like every kernel; a new plug-in
-costs only its own compilation (a fraction of a second), and a call costs an indirect
-call plus passing the state (tens of ns), never Python. The alternative, passing the
+costs only its own compilation (about a second for a cluster queue policy), and a call
+costs an indirect call plus passing the state (25-80 ns for the cluster's ~13 arrays;
+the array structures, not the call, are most of it), never Python. The alternative, passing the
 ``@njit`` dispatcher itself, inlines the plug-in but makes numba specialise, and
 recompile, the whole kernel for every plug-in, in every process (numba does not cache
 a kernel specialised on a dispatcher argument).
