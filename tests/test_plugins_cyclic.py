@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.execute import run
-from pipeline.store import open_store, read_failures
-from workloads import cyclic
-from workloads._plugins import PluginError
-from workloads.cyclic.alternatives import Alternatives
-from workloads.cyclic.frsm import _plugin_arrays
+from schedsweep.pipeline.execute import run
+from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.workloads import cyclic
+from schedsweep.workloads._plugins import PluginError
+from schedsweep.workloads.cyclic.alternatives import Alternatives
+from schedsweep.workloads.cyclic.frsm import _plugin_arrays
 
 LIMIT = {"min_time": "cost", "min_cost": "time", "max_income": "time", "min_idle": "time"}
 COMPARED = [m.name for m in cyclic.METRICS if not m.timing]
@@ -47,7 +47,7 @@ def test_builtin_strategies_as_plugins_are_bit_identical(strategy, method, share
     params = _params(method=method, shared_alternatives=shared, dp_time=dp_time, frsm_k=2)
     seeds = np.array([seed, seed + 1], np.uint64)
     a = cyclic.run_batch({**params, "strategy": strategy}, seeds)
-    b = cyclic.run_batch({**params, "strategy": f"workloads.cyclic.plugins:{strategy}",
+    b = cyclic.run_batch({**params, "strategy": f"schedsweep.workloads.cyclic.plugins:{strategy}",
                           "vo_limit": LIMIT[strategy]}, seeds)
     for name in COMPARED:
         assert np.array_equal(a[name], b[name], equal_nan=True), name
@@ -64,7 +64,7 @@ def criteria(tmp_path_factory):
 
 
 def test_each_alternative_sees_its_own_jobs_budget(criteria):
-    from workloads.cyclic.plugins import criterion_of
+    from schedsweep.workloads.cyclic.plugins import criterion_of
 
     # jobs 5 (two alternatives) and 2 (one), in priority order; budgets by job id
     alts = Alternatives(np.array([5, 2]), np.array([0, 2, 3]), np.array([1.0, 2.0, 3.0]), np.zeros((3, 1), np.int64),
@@ -98,7 +98,7 @@ def test_nan_criterion_is_recorded_and_the_sweep_goes_on(tmp_path):
         jobs = 6
         nodes = 10
         [sweep]
-        strategy = ["min_time", "cycplug.crit:nan_third", "workloads.cyclic.plugins:min_time"]
+        strategy = ["min_time", "cycplug.crit:nan_third", "schedsweep.workloads.cyclic.plugins:min_time"]
         '''))
     path = run(str(spec), tmp_path / "s.zarr", workers=0, progress=False)
     ds = open_store(path)

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.execute import run
-from pipeline.store import open_store, read_failures
-from workloads import desktop_grid as dg
-from workloads._plugins import PluginError
+from schedsweep.pipeline.execute import run
+from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.workloads import desktop_grid as dg
+from schedsweep.workloads._plugins import PluginError
 
-BUILTIN = {"gcmu": "workloads.desktop_grid.plugins:gcmu", "pst": "workloads.desktop_grid.plugins:pst"}
+BUILTIN = {"gcmu": "schedsweep.workloads.desktop_grid.plugins:gcmu", "pst": "schedsweep.workloads.desktop_grid.plugins:pst"}
 COMPARED = [m.name for m in dg.METRICS if not m.timing]
 
 BAD_RULES = '''
@@ -93,7 +93,7 @@ def test_impossible_choice_is_recorded_and_the_sweep_goes_on(tmp_path):
         system = "A"
         horizon = 100.0
         [sweep]
-        policy = ["gcmu", "dgplug.rules:out_of_range", "workloads.desktop_grid.plugins:gcmu"]
+        policy = ["gcmu", "dgplug.rules:out_of_range", "schedsweep.workloads.desktop_grid.plugins:gcmu"]
         '''))
     path = run(str(spec), tmp_path / "s.zarr", workers=0, progress=False)
     ds = open_store(path)

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.execute import run
-from pipeline.store import open_store, read_failures
-from workloads import ga
-from workloads.ga.instance import make_instance, period_problem
-from workloads.ga.islands import GASettings, init_island, island_epoch, run_islands
-from workloads.ga.planning import plan
-from workloads.ga.plugins import ObjectiveNaN
+from schedsweep.pipeline.execute import run
+from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.workloads import ga
+from schedsweep.workloads.ga.instance import make_instance, period_problem
+from schedsweep.workloads.ga.islands import GASettings, init_island, island_epoch, run_islands
+from schedsweep.workloads.ga.planning import plan
+from schedsweep.workloads.ga.plugins import ObjectiveNaN
 
-GMEAN = "workloads.ga.plugins:gmean"
+GMEAN = "schedsweep.workloads.ga.plugins:gmean"
 # metrics whose definition depends on the objective's name: the objective metric (the
 # plug-in's value, log f, against the built-in's f) and the time to solution (a plug-in's
 # target is relative, gmean's is a factor on f); the search behind them is compared exactly
@@ -99,7 +99,7 @@ def test_nan_in_a_later_generation_stops_the_run_naming_the_generation(nan_modul
     _, hist_tau, hist_fit = island_epoch(state, problem, plugged, 5, None)
     # the first generation evaluates a child (pm = 0.05 on every gene): it stops there
     assert np.isnan(hist_fit).all() and np.isnan(hist_tau).all()
-    from workloads.ga.islands import _check_nan
+    from schedsweep.workloads.ga.islands import _check_nan
     with pytest.raises(ObjectiveNaN, match=r"objective ga_nan_objectives:always_nan returned nan for a child in "
                                            r"generation 8 \(island 1\)"):
         _check_nan([np.zeros(5), hist_fit], 7, nan_module)

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.execute import run
-from pipeline.store import open_store, read_failures
-from workloads import slot_selection as ss
-from workloads._plugins import PluginError, resolve
-from workloads.environment import generate_environment, job_on_nodes
-from workloads.slot_selection.aep import aep_search
-from workloads.slot_selection.plugins import CRITERION, plugin_search
+from schedsweep.pipeline.execute import run
+from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.workloads import slot_selection as ss
+from schedsweep.workloads._plugins import PluginError, resolve
+from schedsweep.workloads.environment import generate_environment, job_on_nodes
+from schedsweep.workloads.slot_selection.aep import aep_search
+from schedsweep.workloads.slot_selection.plugins import CRITERION, plugin_search
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-MIN_COST = "workloads.slot_selection.plugins:min_cost"
+MIN_COST = "schedsweep.workloads.slot_selection.plugins:min_cost"
 
 CRITERIA = '''
 import numpy as np

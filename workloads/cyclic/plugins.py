@@ -45,7 +45,7 @@ VO_CRITERION = PluginPoint(
           ("budget", "float64[A]: budget S_i of the alternative's job (money)")),
     returns="float: v(a); the combination minimises sum v subject to sum g <= g* (g: parameter vo_limit); "
             "NaN is an impossible value",
-    builtins=tuple((name, f"workloads.cyclic.plugins:{name}") for name in ("min_time", "min_cost", "max_income",
+    builtins=tuple((name, f"schedsweep.workloads.cyclic.plugins:{name}") for name in ("min_time", "min_cost", "max_income",
                                                                            "min_idle")),
     notes="One call per alternative of a combination step (the jobs of the (sub-)batch with alternatives, in "
           "priority order). min_time = time[a] with vo_limit = cost; min_cost = cost[a], max_income = -cost[a], "

@@ -3,7 +3,7 @@
 A dispatch rule is a plain function over the kernel's own state, compiled by numba as a C
 callback with :data:`DISPATCH_SIG` (every array read-only: a rule that writes one does not
 compile) and called by the event loop through a first-class function pointer
-(:mod:`workloads._plugins`), so a new rule costs its own compile, not the simulator's::
+(:mod:`schedsweep.workloads._plugins`), so a new rule costs its own compile, not the simulator's::
 
     def rule(j, now, waiting, head_time, head_seq, mu, view, elig) -> int  # the class j pulls
 
@@ -41,7 +41,7 @@ DISPATCH = PluginPoint(
           ("view", "float64[M]: the CPU availability a'_j the policies see (estimate)"),
           ("elig", "uint8[N, M]: 1 if machine j may take class i (all ones with a plug-in)")),
     returns="int: the class machine j pulls (its oldest task); must have a waiting task j may take",
-    builtins=(("gcmu", "workloads.desktop_grid.plugins:gcmu"), ("pst", "workloads.desktop_grid.plugins:pst")),
+    builtins=(("gcmu", "schedsweep.workloads.desktop_grid.plugins:gcmu"), ("pst", "schedsweep.workloads.desktop_grid.plugins:pst")),
     notes="Called only when machine j may take some waiting task; an arriving task that finds idle machines "
           "goes to the fastest (mu * view, ties to the longest idle) as with PST/Gcmu; all arrays read-only.",
 )

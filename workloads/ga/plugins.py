@@ -45,7 +45,7 @@ OBJECTIVE = PluginPoint(
           ("ready", "float64[C]: time from which unit m is free (its idle gene's end)"),
           ("period_end", "float: end of the planning period (time units)")),
     returns="float: the schedule's objective, smaller is better (NaN is an impossible value)",
-    builtins=(("gmean", "workloads.ga.plugins:gmean"),),
+    builtins=(("gmean", "schedsweep.workloads.ga.plugins:gmean"),),
     notes="Ranked by (docking gap tau, objective) with docking = tau_first. The objective metric is then the "
           "plug-in's value of each period's schedule, mean over periods; time to solution counts the first "
           "generation within 1% (relative) of the target value. All arrays read-only.",
