@@ -159,7 +159,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     pulls; ``policy`` then only places arriving tasks (GCMU: the fastest idle machine). An
     impossible choice stops the run with ``STOP_PLUGIN``, the time in ``busy_out[2]`` and
     the machine and choice in ``stats``. With ``rule=None`` numba prunes the plug-in
-    branches, so the built-in kernel is the one compiled before plug-ins existed."""
+    branches: the built-in kernel runs the code it ran before (and allocates two small
+    arrays it does not use)."""
     n, m = mu_nom.shape
     inf = np.inf
     scripted = script_t.shape[0] > 0
