@@ -467,6 +467,101 @@ def _zeros(delta, top, avail, zero_tol):
 
 
 @numba.njit(cache=True)
+def _state_rhs(states, k, n, avail, a, b):
+    """Available set, estimates and right-hand side of state k; returns the number of
+    available machines."""
+    m = states.shape[1]
+    m_av = 0
+    for j in range(m):
+        avail[j] = states[k, j] >= 0.0
+        a[j] = states[k, j] if avail[j] else 1.0
+        m_av += avail[j]
+    b[:] = 0.0
+    for j in range(m):
+        if avail[j] and a[j] > 0.0:
+            b[n + j] = a[j]
+    return m_av
+
+
+@numba.njit(cache=True)
+def _face_rhs(b, has_alpha, lam, opt_slack, b_face):
+    """Right-hand side of the optimal face ``lambda >= lam (1 - opt_slack)``: lambda = that
+    bound + lambda' (lam in units of lam_unit)."""
+    b_face[:] = b
+    for i in range(has_alpha.shape[0]):
+        if has_alpha[i]:
+            b_face[i] = -lam * (1.0 - opt_slack)
+
+
+@numba.njit(cache=True)
+def _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0):
+    """``(Binv0, xb0, d0, head0, pos0) = (Binv, xb, d, head, pos)``."""
+    Binv0[:, :] = Binv
+    xb0[:] = xb
+    d0[:] = d
+    head0[:] = head
+    pos0[:] = pos
+
+
+@numba.njit(cache=True)
+def _lambda_of(xb, head, nv):
+    lam = 0.0
+    for i in range(xb.shape[0]):
+        if head[i] == nv:
+            lam = max(xb[i], 0.0)
+    return lam
+
+
+@numba.njit(cache=True)
+def _vertex(A, ptr, row, val, cost, has_alpha, b, avail, a, m_av, Binv, xb, d, head, pos, istate,
+            bcur, search, tries, zero_tol, opt_slack, rng, w, alpha_r, y, cols, b_face, cost_face,
+            delta, best, Binv0, xb0, d0, head0, pos0, counts):
+    """The max-lambda optimum of right-hand side ``b`` warm-started from the current basis,
+    then the degenerate search (module docstring). Leaves the basis at the max-lambda
+    optimum and the chosen vertex's delta in ``best`` (``delta`` is scratch). Returns
+    (certified, lambda in units of lam_unit, max of best, zeros of best)."""
+    n = has_alpha.shape[0]
+    m = a.shape[0]
+    nv = n * m
+    if not _solve(A, ptr, row, val, cost, b, bcur, False, Binv, xb, d, head, pos, istate, w,
+                  alpha_r, y, cols, counts):
+        counts[C_FAILED] += 1
+        return False, 0.0, 0.0, 0
+    counts[C_SOLVES] += 1
+    lam = _lambda_of(xb, head, nv)
+    top = _delta(xb, head, avail, a, n, m, delta)
+    nz = _zeros(delta, top, avail, zero_tol)
+    z0 = n * m_av + 1 - n - m_av
+    best[:, :] = delta
+    best_top, best_nz = top, nz
+    if search and nz > z0 and tries > 0:
+        _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0)
+        _face_rhs(b, has_alpha, lam, opt_slack, b_face)
+        for _t in range(tries):
+            r = rng.random(nv)
+            cost_face[:] = 0.0
+            for i in range(n):
+                for j in range(m):
+                    cost_face[i * m + j] = r[i * m + j] / a[j] if avail[j] and a[j] > 0.0 else r[i * m + j]
+            if not _solve(A, ptr, row, val, cost_face, b_face, bcur, True, Binv, xb, d, head,
+                          pos, istate, w, alpha_r, y, cols, counts):
+                counts[C_FAILED] += 1
+                return False, lam, best_top, best_nz
+            counts[C_SOLVES] += 1
+            counts[C_SEARCH] += 1
+            top = _delta(xb, head, avail, a, n, m, delta)
+            nz = _zeros(delta, top, avail, zero_tol)
+            if nz < best_nz:
+                best[:, :] = delta
+                best_top, best_nz = top, nz
+            if best_nz == z0:
+                break
+        _copy_basis(Binv0, xb0, d0, head0, pos0, Binv, xb, d, head, pos)
+        bcur[:] = b
+    return True, lam, best_top, best_nz
+
+
+@numba.njit(cache=True)
 def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, d, head, pos,
                  istate, bcur, search, tries, zero_tol, opt_slack, rng, elig, delta_out, lam_out, nz_out, z0_out,
                  counts):
@@ -479,7 +574,6 @@ def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, 
     n_states, m = states.shape
     n = has_alpha.shape[0]
     nr, ncol = A.shape
-    nv = n * m
     keep_delta = delta_out.shape[0] == n_states
     w = np.zeros(nr)
     cols = np.zeros(nr, np.int64)
@@ -498,71 +592,21 @@ def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, 
     head0 = np.empty_like(head)
     pos0 = np.empty_like(pos)
     for k in range(n_states):
-        m_av = 0
-        for j in range(m):
-            avail[j] = states[k, j] >= 0.0
-            a[j] = states[k, j] if avail[j] else 1.0
-            m_av += avail[j]
+        m_av = _state_rhs(states, k, n, avail, a, b)
         kd = k if keep_delta else 0
         if m_av == 0:                  # nothing to solve (as the HiGHS path)
             lam_out[k], nz_out[k], z0_out[k] = 0.0, 0, 1 - n
             elig[k] = 0
             delta_out[kd] = 0.0
             continue
-        b[:] = 0.0
-        for j in range(m):
-            if avail[j] and a[j] > 0.0:
-                b[n + j] = a[j]
-        if not _solve(A, ptr, row, val, cost, b, bcur, False, Binv, xb, d, head, pos, istate, w,
-                      alpha_r, y, cols, counts):
-            counts[C_FAILED] += 1
+        ok, lam, best_top, best_nz = _vertex(A, ptr, row, val, cost, has_alpha, b, avail, a, m_av,
+                                             Binv, xb, d, head, pos, istate, bcur, search, tries,
+                                             zero_tol, opt_slack, rng, w, alpha_r, y, cols, b_face,
+                                             cost_face, delta, best, Binv0, xb0, d0, head0, pos0,
+                                             counts)
+        if not ok:
             return k
-        counts[C_SOLVES] += 1
-        lam = 0.0                      # in units of lam_unit
-        for i in range(nr):
-            if head[i] == nv:
-                lam = max(xb[i], 0.0)
-        top = _delta(xb, head, avail, a, n, m, delta)
-        nz = _zeros(delta, top, avail, zero_tol)
-        z0 = n * m_av + 1 - n - m_av
-        best[:, :] = delta
-        best_top, best_nz = top, nz
-        if search and nz > z0 and tries > 0:
-            Binv0[:, :] = Binv
-            xb0[:] = xb
-            d0[:] = d
-            head0[:] = head
-            pos0[:] = pos
-            b_face[:] = b
-            for i in range(n):
-                if has_alpha[i]:
-                    b_face[i] = -lam * (1.0 - opt_slack)     # lambda = lambda_lb + lambda'
-            for _t in range(tries):
-                r = rng.random(nv)
-                cost_face[:] = 0.0
-                for i in range(n):
-                    for j in range(m):
-                        cost_face[i * m + j] = r[i * m + j] / a[j] if avail[j] and a[j] > 0.0 else r[i * m + j]
-                if not _solve(A, ptr, row, val, cost_face, b_face, bcur, True, Binv, xb, d, head,
-                              pos, istate, w, alpha_r, y, cols, counts):
-                    counts[C_FAILED] += 1
-                    return k
-                counts[C_SOLVES] += 1
-                counts[C_SEARCH] += 1
-                top = _delta(xb, head, avail, a, n, m, delta)
-                nz = _zeros(delta, top, avail, zero_tol)
-                if nz < best_nz:
-                    best[:, :] = delta
-                    best_top, best_nz = top, nz
-                if best_nz == z0:
-                    break
-            Binv[:, :] = Binv0
-            xb[:] = xb0
-            d[:] = d0
-            head[:] = head0
-            pos[:] = pos0
-            bcur[:] = b
-        lam_out[k], nz_out[k], z0_out[k] = lam * lam_unit, best_nz, z0
+        lam_out[k], nz_out[k], z0_out[k] = lam * lam_unit, best_nz, n * m_av + 1 - n - m_av
         for i in range(n):
             for j in range(m):
                 elig[k, i, j] = 1 if (avail[j] and best_top > 0.0 and best[i, j] > zero_tol * best_top) else 0
