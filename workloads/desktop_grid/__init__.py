@@ -17,7 +17,12 @@ With a CPU chain (``cpu = markov``) every policy, and the LP, uses ``a_j`` = the
 mean of machine j's chain (source, for the LP); the true level only drives the work.
 The LP is solved before the kernel runs, once per distinct (available set, estimates) key
 of the precomputed availability timeline (see ``policies.py``, ``timeline.py``), by the
-numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``).
+numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``). ``lpas_dg_robust``
+(``robust_solver = face``, default since issue 20) takes the vertex from the same numba
+simplex and then computes the maximal support of the optimal face exactly on its warm
+tableau (``face.py``), about 15x faster than the former default ``robust_solver = ipm``
+(HiGHS vertex + HiGHS interior point, thresholded), which stays available; the two differ
+only on entries within a factor ~30 of the zero threshold (benchmarks/lpas.md).
 """
 from __future__ import annotations
 
@@ -96,8 +101,15 @@ PARAMS = (
     Param("lp_solver", "str", "simplex", "solver of lpas_dg's vertex LP: simplex (dense numba "
           "simplex, all states of a replication in one call) or highs (highspy, one re-solve per "
           "state); same LP and degenerate rule, but where the optimal vertex is not unique they "
-          "may pick different optimal vertices; lpas_dg_robust always uses HiGHS",
+          "may pick different optimal vertices; lpas_dg_robust: see robust_solver",
           choices=("simplex", "highs")),
+    Param("robust_solver", "str", "face", "how lpas_dg_robust finds the maximal support: face "
+          "(default since issue 20: numba simplex vertex, then the exact maximal support of the "
+          "optimal face on its warm tableau, = per-entry maximisation; ~0.1 ms per key) or ipm "
+          "(the former default: HiGHS vertex, then HiGHS interior point without crossover, "
+          "thresholded; ~1.5 ms per key). They differ only on entries whose face maximum is "
+          "within a factor ~30 of zero_tol * max delta, where the IPM's support depends on where "
+          "it stops (benchmarks/lpas.md)", choices=("face", "ipm")),
     Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
           low=0.0, high=0.1),
     Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "
@@ -309,7 +321,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         chg_key, states = lp_keys(tl, view0, chg_view)
         table = lp_eligibility(p["policy"], sysm.mu_nom, alpha, states, alg_rng,
                                p["degenerate"], p["degenerate_tries"], p["zero_tol"],
-                               p["lp_solver"])
+                               p["lp_solver"], p["robust_solver"])
     else:
         chg_key = np.zeros(tl.time.size, np.int64)
         table = all_eligible(n, m)
