@@ -30,7 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .simplex import (C_FAILED, C_SOLVES, _copy_basis, _delta, _face_rhs, _solve, _state_rhs,
+from .simplex import (_I_PIVOTS, C_FAILED, C_SOLVES, _copy_basis, _delta, _face_rhs, _solve, _state_rhs,
                       _vertex)
 
 TOP_UB = 1.0 + 1e-9     # delta_ij <= sum_i delta_ij <= 1 (machine rows), up to the feasibility tolerance
@@ -222,10 +222,14 @@ def solve_states_face(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv,
         if not ok:
             return k
         _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0)
+        pivots0 = istate[_I_PIVOTS]
         ok, _top = _face_support(A, ptr, row, val, has_alpha, b, avail, a, lam, Binv, xb, d, head,
                                  pos, istate, bcur, zero_tol, opt_slack, w, alpha_r, y, cols, b_face,
                                  cost_face, delta, fmax, exact, in_u, support, counts, fcounts)
+        # the basis, and its count of pivots since the last rebuild, as before the face step:
+        # the next state then starts exactly as in simplex.solve_states (same vertices)
         _copy_basis(Binv0, xb0, d0, head0, pos0, Binv, xb, d, head, pos)
+        istate[_I_PIVOTS] = pivots0
         bcur[:] = b
         if not ok:
             return k
