@@ -131,8 +131,9 @@ METRICS = (
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
     Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
-    Metric("lp_solves", "solves", "LP solves (search and robust runs included, robust runs "
-           "found in the process-wide cache counted too)"),
+    Metric("lp_solves", "solves", "LP solves (search and robust runs included: robust_solver face "
+           "counts its LPs over the optimal face, ipm its interior-point runs, those found in the "
+           "process-wide cache too)"),
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
     Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),

@@ -15,11 +15,13 @@ vertex step of :mod:`.simplex` (same solve, same degenerate search and draws):
    above ``zero_tol * top`` leave U (``fmax`` keeps, per entry, the largest value seen on
    any point found); repeat. Each round removes at least one entry.
 3. Exactness at the threshold (rare): if a round lifts no entry above the threshold while
-   ``S`` is above it, each remaining entry's maximum is computed by its own LP; if an entry
-   outside U has ``fmax <= zero_tol`` while ``top < 1`` (delta never exceeds 1, so the
-   largest maximum may still be above ``top``), the maxima of all entries are computed, so
-   ``top`` is exact; an entry whose ``fmax`` is still not above ``zero_tol * top`` gets its
-   own LP. So the support equals ``lp.max_support`` up to the solvers' tolerances.
+   ``S`` is above it, each remaining entry of U gets its own LP (its maximum); so does an
+   entry shown positive whose largest value seen is not above ``zero_tol * top`` (``top``
+   may have grown since). Finally, if some entry's value lies in
+   ``(zero_tol * top, zero_tol]`` while ``top < 1`` (delta never exceeds 1, so the largest
+   face maximum may still be above ``top`` and exclude it), every entry's maximum is
+   computed, which makes ``top`` exact. So the support equals ``lp.max_support`` up to the
+   solvers' tolerances.
 
 The basis of the max-lambda optimum is restored afterwards, so the next state starts from
 it, as in :func:`.simplex.solve_states`. A complete support falls back to the vertex (spec,

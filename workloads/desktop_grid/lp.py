@@ -20,12 +20,27 @@ Two ways to state and solve it:
   - ``highs``: one persistent ``highspy`` model over all M machines per replication; an
     unavailable machine's columns are fixed to 0 and a changed CPU estimate changes that
     machine's coefficients, so every re-solve is a warm-started dual simplex from the
-    previous basis (about 0.1 ms for 4 x 30, in Python). ``lpas_dg_robust`` always uses it.
+    previous basis (about 0.1 ms for 4 x 30, in Python).
 
   Both apply the spec's degenerate-vertex rule the same way (same random objectives from
   the same draws). Where the optimal vertex is unique the two give the same support; where
   the optimal face has several vertices (groups of identical or proportional machines)
   they may return different optimal vertices, each meeting the rule.
+
+``lpas_dg_robust`` (maximal support of the optimal face) has two paths, the workload
+parameter ``robust_solver``:
+
+* ``face`` (default since issue 20): :func:`solve_states_robust`, the vertex step of the
+  numba simplex followed by the exact maximal support of the optimal face on its warm
+  tableau (:mod:`.face`), all states in one compiled call (~0.1 ms per state for 4 x 30). Its
+  support equals :func:`max_support` (per-entry maximisation over the face, the spec's
+  solver-independent rule).
+* ``ipm`` (the former path): :class:`AllocationLP` with ``method = robust``: HiGHS vertex,
+  then the HiGHS interior point without crossover, thresholded (~1.5 ms per state). Its
+  support differs from :func:`max_support` on ~1% of the states: entries whose face maximum
+  is within a factor ~30 of the threshold (where the support depends on where the IPM
+  stops), and rarely an entry well inside the face that HiGHS presolve sets to 0
+  (benchmarks/lpas.md).
 
 Variable order: ``delta[i, j]`` at column ``i*M + j``, ``lambda`` last. Rows: N class rows,
 then M machine rows.

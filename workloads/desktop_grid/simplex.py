@@ -1,4 +1,5 @@
-"""A small dense simplex in numba for the allocation LP of ``lpas_dg`` (``lp_solver = simplex``).
+"""A small dense simplex in numba for the allocation LP of ``lpas_dg`` (``lp_solver = simplex``)
+and for the vertex step of ``lpas_dg_robust`` (``robust_solver = face``, :mod:`.face`).
 
 The LP of one state (available set, CPU estimates ``a``) is solved in the scaled variables
 ``y[i, j] = delta[i, j] * a[j]`` (time fraction times CPU share):
