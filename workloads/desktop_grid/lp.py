@@ -58,6 +58,7 @@ import pulp
 
 from . import face as _face
 from . import simplex as _sx
+from . import states as _states
 
 ZERO_TOL = 1e-7
 LP_SOLVERS = ("simplex", "highs")
@@ -390,16 +391,13 @@ class _SimplexModel:
         out = StateSolutions(np.zeros((k, n, m), np.uint8), np.zeros(k), np.zeros(k, np.int64),
                              np.zeros(k, np.int64), np.zeros((k if keep_delta else 1, n, m)))
         w = self.work
-        args = (self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha, self.lam_unit, states,
-                w["Binv"], w["xb"], w["d"], w["head"], w["pos"], w["istate"], w["bcur"], bool(search),
-                int(tries), float(zero_tol), OPT_SLACK, rng, out.elig, out.delta, out.lambda_star,
-                out.n_zeros, out.z0, self.counts)
-        if robust:
-            bad = _face.solve_states_face(*args, self.face_counts)
-            what = "robust_solver 'face'", "robust_solver 'ipm'"
-        else:
-            bad = _sx.solve_states(*args)
-            what = "lp_solver 'simplex'", "lp_solver 'highs'"
+        bad = _states.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
+                                   self.lam_unit, states, w["Binv"], w["xb"], w["d"], w["head"],
+                                   w["pos"], w["istate"], w["bcur"], bool(search), int(tries),
+                                   float(zero_tol), OPT_SLACK, bool(robust), rng, out.elig, out.delta,
+                                   out.lambda_star, out.n_zeros, out.z0, self.counts, self.face_counts)
+        what = (("robust_solver 'face'", "robust_solver 'ipm'") if robust else
+                ("lp_solver 'simplex'", "lp_solver 'highs'"))
         if bad >= 0:
             raise RuntimeError(f"allocation LP ({what[0]}): no certified optimum for "
                                f"state {bad} (estimates {states[bad].tolist()}); use {what[1]}")
