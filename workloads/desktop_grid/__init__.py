@@ -20,9 +20,10 @@ of the precomputed availability timeline (see ``policies.py``, ``timeline.py``),
 numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``). ``lpas_dg_robust``
 (``robust_solver = face``, default since issue 20) takes the vertex from the same numba
 simplex and then computes the maximal support of the optimal face exactly on its warm
-tableau (``face.py``), about 15x faster than the former default ``robust_solver = ipm``
-(HiGHS vertex + HiGHS interior point, thresholded), which stays available; the two differ
-only on entries within a factor ~30 of the zero threshold (benchmarks/lpas.md).
+tableau (``face.py``), about 20x faster per replication than the former default
+``robust_solver = ipm`` (HiGHS vertex + HiGHS interior point, thresholded), which stays
+available; their supports differ on ~1% of the keys, nearly all on entries within a factor
+30 of the zero threshold (benchmarks/lpas.md).
 """
 from __future__ import annotations
 
@@ -107,9 +108,10 @@ PARAMS = (
           "(default since issue 20: numba simplex vertex, then the exact maximal support of the "
           "optimal face on its warm tableau, = per-entry maximisation; ~0.1 ms per key) or ipm "
           "(the former default: HiGHS vertex, then HiGHS interior point without crossover, "
-          "thresholded; ~1.5 ms per key). They differ only on entries whose face maximum is "
-          "within a factor ~30 of zero_tol * max delta, where the IPM's support depends on where "
-          "it stops (benchmarks/lpas.md)", choices=("face", "ipm")),
+          "thresholded; 1.3-4 ms per key). Supports differ on ~1% of keys, nearly all on entries "
+          "whose face maximum is within a factor 30 of zero_tol * max delta, where the IPM's "
+          "support depends on where it stops; on ~0.2% the IPM misses entries well inside the "
+          "face (benchmarks/lpas.md)", choices=("face", "ipm")),
     Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
           low=0.0, high=0.1),
     Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "

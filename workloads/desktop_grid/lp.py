@@ -36,11 +36,11 @@ parameter ``robust_solver``:
   support equals :func:`max_support` (per-entry maximisation over the face, the spec's
   solver-independent rule).
 * ``ipm`` (the former path): :class:`AllocationLP` with ``method = robust``: HiGHS vertex,
-  then the HiGHS interior point without crossover, thresholded (~1.5 ms per state). Its
-  support differs from :func:`max_support` on ~1% of the states: entries whose face maximum
-  is within a factor ~30 of the threshold (where the support depends on where the IPM
-  stops), and rarely an entry well inside the face that HiGHS presolve sets to 0
-  (benchmarks/lpas.md).
+  then the HiGHS interior point without crossover, thresholded (1.3-4 ms per state). Its
+  support differs from :func:`max_support` on ~1% of the states: nearly always on entries
+  whose face maximum is within a factor 30 of the threshold (where the support depends on
+  where the IPM stops), on ~0.2% on an entry well inside the face that the IPM's point
+  leaves below 1e-8 (benchmarks/lpas.md).
 
 Variable order: ``delta[i, j]`` at column ``i*M + j``, ``lambda`` last. Rows: N class rows,
 then M machine rows.
