@@ -33,8 +33,8 @@ def distance(rows: list[dict]) -> float:
 
 def calibrate(spec: str, key: str, values: list[str], replications: int | None, workers: int,
               folder: Path) -> list[tuple[str, float, list[dict], list[dict]]]:
-    import pipeline
-    from pipeline import reference, stats
+    from schedsweep import pipeline
+    from schedsweep.pipeline import reference, stats
 
     out = []
     for value in values:

@@ -489,12 +489,12 @@ class _Runner:
 def _kernels_cached(module: Any) -> bool:
     """Whether the workload's folder has compiled kernels in numba's cache (a model without
     numba kernels counts as cached: there is nothing to compile once)."""
-    from workloads._numba_cache import has_cached_kernels
+    from schedsweep.workloads._numba_cache import has_cached_kernels
 
     from .codehash import code_files
 
     file = getattr(module, "__file__", None)
-    if not file or "numba" not in code_files(module)[2]:
+    if not file or "numba" not in code_files(module)[1]:
         return True
     return has_cached_kernels(Path(file).resolve().parent)
 
@@ -582,9 +582,18 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _checkout() -> Path | None:
+    """The schedsweep source tree this code runs from, or None for an installed wheel (whose
+    site-packages may well sit inside some other project's git repository)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "workloads").is_dir() else None
+
+
 def _git_dirty() -> bool | None:
     """Whether the checkout this code runs from has uncommitted changes (None outside git)."""
-    here = Path(__file__).resolve().parent
+    here = _checkout()
+    if here is None:
+        return None
     try:
         out = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
                              capture_output=True, text=True, timeout=5)
@@ -594,7 +603,9 @@ def _git_dirty() -> bool | None:
 
 
 def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent
+    here = _checkout()
+    if here is None:
+        return None
     try:
         out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

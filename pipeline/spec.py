@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import workloads
-from workloads._contract import Param, params_by_name
+from schedsweep import workloads
+from schedsweep.workloads._contract import Param, params_by_name
 from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
@@ -124,8 +124,11 @@ class Spec:
 
 
 def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
-    """Read and validate the sweep spec at ``path``."""
-    path = Path(path)
+    """Read and validate the sweep spec at ``path`` (a missing ``jobs/NAME.toml`` or bare
+    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`)."""
+    from .shipped import spec as shipped_spec
+
+    path = shipped_spec(path) or Path(path)
     where = str(path)
     try:
         text = path.read_text()

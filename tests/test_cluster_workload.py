@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import workloads
-import workloads.cluster as C
-from workloads.cluster import allocation, events, metrics, simulator
+from schedsweep import workloads
+import schedsweep.workloads.cluster as C
+from schedsweep.workloads.cluster import allocation, events, metrics, simulator
 
 SMALL = {"jobs": 120, "nodes": 8, "cores": 4}
 

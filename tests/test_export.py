@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import cli, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, store as store_mod
 
 SPEC = """
 name = "ex"
@@ -53,13 +53,16 @@ def test_long_tables_read_back_equal_to_the_store(write_spec, tmp_path, fmt, cap
         np.testing.assert_array_equal(back["value"].transpose(*ds[metric].dims).values, ds[metric].values)
         np.testing.assert_array_equal(back["status"].transpose(*ds["status"].dims).values, ds["status"].values)
         np.testing.assert_array_equal(back["fail_every"].values.max(axis=(0, 2)), ds["fail_every"].values)
-    assert len(table) == 2 * ds["status"].size  # one row per cell, replication and metric
+    # one row per cell, replication, metric and entry of a metric's own dimension (quantile)
+    metrics = ("mean_wait", "mean_time_in_system", "time_in_system_quantiles")
+    assert sorted(set(table["metric"])) == sorted(metrics)
+    assert len(table) == sum(ds[m].size for m in metrics)
     assert (table["seed"] % 5 == 0)[(table["status"] == 3) & (table["service_rate"] == 1.0)].all()
 
 
 def test_netcdf_export_round_trips(write_spec, tmp_path):
     path = _run(write_spec, tmp_path, [0.3, 0.6], "n")
-    from pipeline.export import export
+    from schedsweep.pipeline.export import export
 
     out = export(path, "netcdf", tmp_path / "n.nc")
     back = xr.open_dataset(out)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli, spec as spec_mod
 
 MM1 = """
 name = "t"

@@ -36,16 +36,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs
+from .._contract import QUANTILES, Metric, Param, empty_outputs
 from ..environment import ENVIRONMENT_PARAMS
 from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
 from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
 from .frsm import TIME_QUANTITIES
-from .metrics import cycle_metrics
+from .metrics import cycle_metrics, cycle_records
 
-__all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "run_batch", "run_cycle"]
+__all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
 PARAMS = (
     # environment (slots.md); default 24 nodes as in the source's cyclic experiments
@@ -100,6 +100,8 @@ METRICS = (
     Metric("proc_time", "time", "planned processor time sum len_k, mean over the jobs scheduled"),
     Metric("cost", "money", "window cost sum c_k len_k, mean over the jobs scheduled"),
     Metric("f_value", "time", "F = start + processor time (planned), mean over the jobs scheduled"),
+    Metric("start_quantiles", "time", "percentiles over the jobs scheduled of the planned start", dims=QUANTILES),
+    Metric("finish_quantiles", "time", "percentiles over the jobs scheduled of the planned finish", dims=QUANTILES),
     Metric("actual_start", "time", "actual start (BF: re-planned), mean over the jobs that ran"),
     Metric("actual_runtime", "time", "actual runtime rho max len_k, mean over the jobs that ran"),
     Metric("actual_finish", "time", "actual finish start + rho max len_k, mean over the jobs that ran"),
@@ -168,3 +170,9 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         for name, value in values.items():
             out[name][r] = value
     return out
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-job records of replication ``seed``: the cycle's planned windows, one row per job
+    and node (``pipeline.records``; ``schedsweep gantt`` draws them)."""
+    return cycle_records(run_cycle(params, int(seed)))

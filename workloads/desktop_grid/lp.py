@@ -7,9 +7,10 @@
 
 Two ways to state and solve it:
 
-* :func:`pulp_problem` / :func:`solve_pulp` state it with pulp and solve it with HiGHS
-  through pulp: the reference statement (tests compare the fast path against it). It costs
-  several milliseconds per solve in model building, too much for thousands of solves.
+* ``tests/naive_desktop_grid.py`` states it with pulp and solves it with HiGHS through
+  pulp: the reference statement the tests compare the fast paths against (several
+  milliseconds per solve in model building, too much for thousands of solves; pulp is a
+  test dependency only).
 * :class:`AllocationLP` is the re-solvable model used by the simulator, with two solvers
   (``solver``, the workload parameter ``lp_solver``):
 
@@ -54,7 +55,6 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
-import pulp
 
 from . import face as _face
 from . import simplex as _sx
@@ -104,34 +104,6 @@ def _solution(lam: float, delta: np.ndarray, available: np.ndarray, zero_tol: fl
     n_av = int(available.sum())
     n = delta.shape[0]
     return LPSolution(lam, delta, sup, n * n_av - int(sup.sum()), z0(n, n_av))
-
-
-# --------------------------------------------------------------------------- pulp statement
-def pulp_problem(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None):
-    """The allocation LP stated with pulp: ``(problem, lambda variable, {(i, j): delta})``."""
-    n, m = mu.shape
-    up = range(m) if available is None else np.flatnonzero(available)
-    prob = pulp.LpProblem("lpas_dg", pulp.LpMaximize)
-    lam = pulp.LpVariable("lam", lowBound=0)
-    d = {(i, j): pulp.LpVariable(f"d_{i}_{j}", lowBound=0) for i in range(n) for j in up}
-    prob += lam
-    for i in range(n):
-        prob += pulp.lpSum(float(mu[i, j]) * d[i, j] for j in up) >= float(alpha[i]) * lam, f"class_{i}"
-    for j in up:
-        prob += pulp.lpSum(d[i, j] for i in range(n)) <= 1, f"machine_{j}"
-    return prob, lam, d
-
-
-def solve_pulp(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-    """Solve the pulp statement with HiGHS (through pulp): ``(lambda*, delta (N, M))``."""
-    prob, lam, d = pulp_problem(mu, alpha, available)
-    prob.solve(pulp.HiGHS(msg=False))
-    if pulp.LpStatus[prob.status] != "Optimal":
-        raise RuntimeError(f"allocation LP: pulp/HiGHS status {pulp.LpStatus[prob.status]}")
-    delta = np.zeros(mu.shape)
-    for (i, j), var in d.items():
-        delta[i, j] = var.value() or 0.0
-    return float(lam.value()), delta
 
 
 def max_throughput(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> float:
