@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workloads import desktop_grid as dg  # noqa: E402
-from workloads.desktop_grid import lp as L  # noqa: E402
-from workloads.desktop_grid.timeline import lp_keys  # noqa: E402
+from schedsweep.workloads import desktop_grid as dg  # noqa: E402
+from schedsweep.workloads.desktop_grid import lp as L  # noqa: E402
+from schedsweep.workloads.desktop_grid.timeline import lp_keys  # noqa: E402
 
 SOLVERS = ("ipm", "face")
 

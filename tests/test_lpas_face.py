@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads import desktop_grid as dg
-from workloads.desktop_grid import lp as L
-from workloads.desktop_grid.policies import lp_eligibility
+from schedsweep.workloads import desktop_grid as dg
+from schedsweep.workloads.desktop_grid import lp as L
+from schedsweep.workloads.desktop_grid.policies import lp_eligibility
 
 
 @st.composite
