@@ -193,7 +193,8 @@ def test_robust_solver_parameter():
     ipm = dg.simulate(dict(p, robust_solver="ipm"), 3)
     assert face["lp_keys"] == ipm["lp_keys"] > 1
     assert face["lambda_star"] == pytest.approx(ipm["lambda_star"], rel=1e-9)
-    assert face["lp_solves"] != ipm["lp_solves"]      # 2 HiGHS runs per key against the face's count
+    assert ipm["lp_solves"] == 2 * ipm["lp_keys"]     # a HiGHS vertex and an IPM run per key
+    assert face["lp_solves"] > face["lp_keys"] and face["robust_cache_hits"] == 0
     with pytest.raises(ValueError, match="robust_solver 'x'"):
         lp_eligibility("lpas_dg_robust", np.ones((1, 2)), np.ones(1), np.ones((1, 2)),
                        np.random.default_rng(0), robust_solver="x")
