@@ -11,7 +11,7 @@ built-in-only spec never compiles it.
 For the plug-ins the kernel keeps plain views: the waiting jobs in arrival order with
 no holes (a start removes its entry), and the running jobs by estimated end. Every
 choice is checked before anything changes; an impossible one stops the run with an
-error code and its details in ``err`` (:data:`ERRORS`), which :func:`simulate` turns
+error code (``BAD_POSITION`` ...) and its details in ``err``, which :func:`simulate` turns
 into a :class:`~workloads._plugins.PluginError`.
 """
 from __future__ import annotations
@@ -31,10 +31,6 @@ from .simulator import Result, new_state, result_of
 PLUGIN = 4
 #: err[0] codes: what was impossible.
 BAD_POSITION, NO_FIT, BAD_COUNT, BAD_NODE, BAD_PROCS, TWICE, OVER, BAD_TOTAL = range(1, 9)
-ERRORS = {
-    BAD_POSITION: "queue", NO_FIT: "queue", BAD_COUNT: "allocation", BAD_NODE: "allocation",
-    BAD_PROCS: "allocation", TWICE: "allocation", OVER: "allocation", BAD_TOTAL: "allocation",
-}
 
 
 @kernel_inline
