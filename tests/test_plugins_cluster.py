@@ -198,3 +198,13 @@ def test_pipeline_records_a_failing_plugin_and_goes_on(tmp_path, capsys):
         assert int(rec["seed"]) == int(ds["seed"].values[rec["replication"]])
         assert "PluginError: queue plug-in tests.plugins_bad:largest chose position" in rec["traceback"]
         assert "at t = " in rec["traceback"] and "it does not fit now" in rec["traceback"]
+
+
+def test_listing_names_both_points(capsys):
+    from schedsweep.pipeline import cli
+
+    assert cli.main(["workloads", "cluster"]) == 0
+    out = capsys.readouterr().out
+    assert "queue: decide(now, queue, running, run_end, jobs, nodes, memory) -> int64" in out
+    assert "allocation: allocate(now, job, jobs, nodes, chosen, procs, memory) -> int64" in out
+    assert "nodes.free_cores" in out and "shadow(running, run_end, jobs, nodes, j)" in out
