@@ -29,6 +29,12 @@ conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of sta
 times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
 requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
 
+Plug-ins (README "Your own algorithm"): ``queue`` and ``allocation`` also take a
+user's function, ``"package.module:function"`` (``PLUGINS`` declares both points). Such
+cells run in ``plugin_kernel.py`` (imported and compiled only then), the function seeing
+the read-only state of ``plugin_api.py``; ``plugin_builtins.py`` has FCFS, EASY, MPFS and
+first fit written as plug-ins (tested equal to the built-ins).
+
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
 1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
