@@ -115,7 +115,7 @@ PLUGINS = (
          ("jobs", "Jobs: per-job arrays"), ("nodes", "Nodes: per-node arrays, free and total cores"),
          ("memory", "float64[:]: the plug-in's own (64 + jobs entries, 0 at the start of a replication)")),
         "int64: the position in queue of a job to start now, or -1 to start no more now; called again "
-        "after each start, while a job waits and a core is free",
+        "after each start, while the smallest waiting job's cores are free",
         plugin_api.STATE,
         tuple((name, _BUILTIN + name) for name in ("fcfs", "easy", "mpfs_scan")),
         plugin_api.HELPERS,
