@@ -221,6 +221,13 @@ def _workloads(args: argparse.Namespace) -> int:
         reasons = {k: v for k, v in module.REASONS.items() if k}
         if reasons:
             print("  reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()))
+        points = getattr(module, "PLUGINS", ())
+        if points:
+            from schedsweep.workloads._plugins import describe_point
+
+            print("  plug-in points (the parameter also takes 'package.module:function'; README \"Your own algorithm\"):")
+            for point in points:
+                print("\n".join("    " + line for line in describe_point(point)))
         print()
     return 0
 

@@ -17,7 +17,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable
 
 
 def _source(name: str) -> Path | None:
@@ -161,10 +161,18 @@ def _installed(name: str) -> bool:
     return origin is not None and any(part in ("site-packages", "dist-packages") for part in Path(origin).parts)
 
 
-def describe(module: ModuleType) -> dict[str, Any]:
-    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}."""
+def describe(module: ModuleType, plugins: Iterable[ModuleType] = ()) -> dict[str, Any]:
+    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}.
+
+    ``plugins``: the modules of the plug-ins a spec names (``pipeline.spec.plugin_modules``);
+    their files (found the same way) join the identity as ``plugin:<key>``, so a store
+    resumed after a plug-in changed is refused like one whose model changed."""
     files, others = code_files(module)
     per_file = {key: hashlib.sha256(f.read_bytes()).hexdigest() for key, f in files.items()}
+    for plugin in plugins:
+        p_files, p_others = code_files(plugin)
+        others |= p_others
+        per_file.update({f"plugin:{key}": hashlib.sha256(f.read_bytes()).hexdigest() for key, f in p_files.items()})
     whole = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(per_file.items())).encode()).hexdigest()
     return {"hash": whole, "files": per_file, "dependencies": _dependency_versions(others)}
 

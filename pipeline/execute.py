@@ -17,7 +17,7 @@ import numpy as np
 
 from . import codehash, seeding, sequential, store as store_mod
 from .executors import open_executor, say
-from .spec import Spec, load, workload_of
+from .spec import Spec, load, plugin_modules, workload_of
 from .tasks import pilot, run_isolated
 
 DEFAULT_BATCH_SECONDS = 2.0
@@ -81,7 +81,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
-    code = codehash.describe(workload_of(spec))
+    code = codehash.describe(workload_of(spec), plugin_modules(spec))
     with store_mod.locked(path):
         if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
@@ -558,7 +558,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "versions": _versions(),
         "git_commit": _git_commit(),
         "git_dirty": _git_dirty(),
-        "code": codehash.describe(module),
+        "code": codehash.describe(module, plugin_modules(spec)),
         "host": platform.node(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

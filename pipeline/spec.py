@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from schedsweep import workloads
-from schedsweep.workloads._contract import Param, params_by_name
+from schedsweep.workloads._contract import Param, is_plugin_path, params_by_name
 from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
@@ -458,6 +458,8 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     checked, problem = param.check(value)
     if problem:
         raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
+    if param.plugin and is_plugin_path(checked):
+        _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         try:
             resolved = (base_dir / checked).resolve()
@@ -475,6 +477,33 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
             raise SpecError(f"{where}: {label} = {value!r}: cannot be read ({exc.strerror})") from None
         checked = str(resolved)
     return checked
+
+
+def _check_plugin(where: str, label: str, key: str, value: str, wl_name: str, base_dir: Path) -> None:
+    """A plug-in path: import the function and compile it for the parameter's plug-in point."""
+    from schedsweep.workloads._plugins import PluginError, point_of, resolve
+
+    try:
+        resolve(value, point_of(workloads.get(wl_name), key), base_dir)
+    except PluginError as exc:
+        raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
+
+
+def plugin_modules(spec: Spec) -> list[ModuleType]:
+    """The modules of the plug-ins a spec names (imported and checked by its validation),
+    for the store's code identity (``pipeline.codehash.describe``)."""
+    module = workload_of(spec)
+    plugged = {p.name for p in module.PARAMS if p.plugin}
+    named = [(k, v) for k, v in spec.params.items() if k in plugged]
+    named += [(k, v) for d in spec.dims for k, vs in d.members.items() if k in plugged for v in vs]
+    found: dict[str, ModuleType] = {}
+    for key, value in named:
+        if is_plugin_path(value):
+            from schedsweep.workloads._plugins import point_of, resolve
+
+            plugin = resolve(value, point_of(module, key), Path(spec.path).parent)
+            found[plugin.module.__name__] = plugin.module
+    return [found[k] for k in sorted(found)]
 
 
 def _check_list(where: str, label: str, declared: dict[str, Param], key: str, values: Any,
