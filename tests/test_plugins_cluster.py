@@ -122,7 +122,8 @@ def test_trace_head_equal(ctc_head, queue):
     assert_same(builtin(ctc_head, queue), plugged(ctc_head, BUILTIN + queue, BUILTIN + "first_fit"))
 
 
-JOBS = [(0.0, 2, 10.0, 10.0), (0.0, 3, 5.0, 5.0), (1.0, 1, 4.0, 4.0), (2.0, 5, 3.0, 3.0)]
+# 6 cores; at t = 5 four are free, job 4 (5 processes) waits and job 5 (1 process) fits
+JOBS = [(0.0, 2, 10.0, 10.0), (0.0, 3, 5.0, 5.0), (1.0, 1, 4.0, 4.0), (2.0, 5, 3.0, 3.0), (3.0, 1, 30.0, 30.0)]
 
 
 @pytest.mark.parametrize("queue, allocation, says", [
@@ -154,8 +155,8 @@ def test_refusing_allocation_keeps_the_job_waiting():
     f = flow(JOBS, [2, 2, 2])
     r = plugged(f, "fcfs", "tests.plugins_bad:only_when_empty")
     assert not np.isnan(r.start).any()
-    assert list(r.start) == [0.0, 10.0, 15.0, 19.0]   # one job at a time, FCFS
-    assert list(plugged(f, "fcfs").start) == [0.0, 0.0, 1.0, 10.0]
+    assert list(r.start) == [0.0, 10.0, 15.0, 19.0, 22.0]   # one job at a time, FCFS
+    assert list(plugged(f, "fcfs").start) == [0.0, 0.0, 1.0, 10.0, 10.0]
 
 
 def test_plugin_state_is_read_only():
@@ -198,3 +199,13 @@ def test_pipeline_records_a_failing_plugin_and_goes_on(tmp_path, capsys):
         assert int(rec["seed"]) == int(ds["seed"].values[rec["replication"]])
         assert "PluginError: queue plug-in tests.plugins_bad:largest chose position" in rec["traceback"]
         assert "at t = " in rec["traceback"] and "it does not fit now" in rec["traceback"]
+
+
+def test_listing_names_both_points(capsys):
+    from schedsweep.pipeline import cli
+
+    assert cli.main(["workloads", "cluster"]) == 0
+    out = capsys.readouterr().out
+    assert "queue: decide(now, queue, running, run_end, jobs, nodes, memory) -> int64" in out
+    assert "allocation: allocate(now, job, jobs, nodes, chosen, procs, memory) -> int64" in out
+    assert "nodes.free_cores" in out and "shadow(running, run_end, jobs, nodes, j)" in out

@@ -126,7 +126,7 @@ def point_of(module: ModuleType, param: str) -> PluginPoint:
                       f"(its PLUGINS declare: {', '.join(p.param for p in getattr(module, 'PLUGINS', ())) or 'none'})")
 
 
-_compiled: dict[tuple[str, str, int], Plugin] = {}
+_compiled: dict[tuple[str, str, int], Plugin] = {}   # (path, signature, file mtime) -> plug-in
 
 
 def resolve(path: str, point: PluginPoint, base_dir: str | Path | None = None) -> Plugin:
@@ -140,7 +140,7 @@ def resolve(path: str, point: PluginPoint, base_dir: str | Path | None = None) -
     module = _import(modname, base_dir)
     file = getattr(module, "__file__", None) or ""
     stamp = os.stat(file).st_mtime_ns if file and os.path.exists(file) else 0
-    key = (path, point.param, stamp)
+    key = (path, str(point.signature), stamp)    # two workloads may name a point alike
     if key in _compiled:
         return _compiled[key]
     if not hasattr(module, func):

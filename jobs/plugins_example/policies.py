@@ -3,7 +3,8 @@ plug-in points, their arguments and the helpers).
 
 A plug-in is a plain function over read-only arrays; schedsweep compiles it with numba
 for the point's signature and calls it inside the simulation kernel. Write it as you
-would an ``@numba.njit`` function: loops over arrays, no Python objects.
+would an ``@numba.njit`` function: loops over arrays, no Python objects; any function it
+calls must itself be ``@numba.njit`` (the helpers of ``plugin_api`` are).
 """
 from __future__ import annotations
 

@@ -29,6 +29,12 @@ conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of sta
 times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
 requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
 
+Plug-ins (README "Your own algorithm"): ``queue`` and ``allocation`` also take a
+user's function, ``"package.module:function"`` (``PLUGINS`` declares both points). Such
+cells run in ``plugin_kernel.py`` (imported and compiled only then), the function seeing
+the read-only state of ``plugin_api.py``; ``plugin_builtins.py`` has FCFS, EASY, MPFS and
+first fit written as plug-ins (tested equal to the built-ins).
+
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
 1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
@@ -109,7 +115,7 @@ PLUGINS = (
          ("jobs", "Jobs: per-job arrays"), ("nodes", "Nodes: per-node arrays, free and total cores"),
          ("memory", "float64[:]: the plug-in's own (64 + jobs entries, 0 at the start of a replication)")),
         "int64: the position in queue of a job to start now, or -1 to start no more now; called again "
-        "after each start, while a job waits and a core is free",
+        "after each start, while the smallest waiting job's cores are free",
         plugin_api.STATE,
         tuple((name, _BUILTIN + name) for name in ("fcfs", "easy", "mpfs_scan")),
         plugin_api.HELPERS,

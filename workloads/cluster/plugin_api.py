@@ -5,8 +5,9 @@ Two plug-in points (README "Your own algorithm"; the kernel is ``plugin_kernel.p
 - ``queue``: ``decide(now, queue, running, run_end, jobs, nodes, memory) -> int``: the
   position in ``queue`` of a waiting job to start now, or -1 to start nothing more at
   this time. The kernel starts the job (with the allocation policy), updates the state
-  and calls again, until -1. It calls only when some job waits and some core is free,
-  after all events of a time (arrivals and ends), as the built-in policies run.
+  and calls again, until -1. It calls only while the cores of the smallest waiting job
+  are free (else nothing can start), after all events of a time (arrivals and ends), as
+  the built-in policies run.
 - ``allocation``: ``allocate(now, job, jobs, nodes, chosen, procs, memory) -> int``:
   write the chosen nodes to ``chosen[:m]`` and the processes on each to ``procs[:m]``
   and return m, or -1 if the job is not to start now (the queue pass then ends, as

@@ -17,7 +17,13 @@ With a CPU chain (``cpu = markov``) every policy, and the LP, uses ``a_j`` = the
 mean of machine j's chain (source, for the LP); the true level only drives the work.
 The LP is solved before the kernel runs, once per distinct (available set, estimates) key
 of the precomputed availability timeline (see ``policies.py``, ``timeline.py``), by the
-numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``).
+numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``). ``lpas_dg_robust``
+(``robust_solver = face``, default since issue 20) takes the vertex from the same numba
+simplex and then computes the maximal support of the optimal face exactly on its warm
+tableau (``face.py``), about 20x faster per replication than the former default
+``robust_solver = ipm`` (HiGHS vertex + HiGHS interior point, thresholded), which stays
+available; their supports differ on ~1% of the keys, nearly all on entries within a factor
+30 of the zero threshold (benchmarks/lpas.md).
 """
 from __future__ import annotations
 
@@ -100,8 +106,16 @@ PARAMS = (
     Param("lp_solver", "str", "simplex", "solver of lpas_dg's vertex LP: simplex (dense numba "
           "simplex, all states of a replication in one call) or highs (highspy, one re-solve per "
           "state); same LP and degenerate rule, but where the optimal vertex is not unique they "
-          "may pick different optimal vertices; lpas_dg_robust always uses HiGHS",
+          "may pick different optimal vertices; lpas_dg_robust: see robust_solver",
           choices=("simplex", "highs")),
+    Param("robust_solver", "str", "face", "how lpas_dg_robust finds the maximal support: face "
+          "(default since issue 20: numba simplex vertex, then the exact maximal support of the "
+          "optimal face on its warm tableau, = per-entry maximisation; ~0.1 ms per key) or ipm "
+          "(the former default: HiGHS vertex, then HiGHS interior point without crossover, "
+          "thresholded; 1.3-4 ms per key). Supports differ on ~1% of keys, nearly all on entries "
+          "whose face maximum is within a factor 30 of zero_tol * max delta, where the IPM's "
+          "support depends on where it stops; on ~0.2% the IPM misses entries well inside the "
+          "face (benchmarks/lpas.md)", choices=("face", "ipm")),
     Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
           low=0.0, high=0.1),
     Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "
@@ -123,8 +137,9 @@ METRICS = (
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
     Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
-    Metric("lp_solves", "solves", "LP solves (search and robust runs included, robust runs "
-           "found in the process-wide cache counted too)"),
+    Metric("lp_solves", "solves", "LP solves (search and robust runs included: robust_solver face "
+           "counts its LPs over the optimal face, ipm its interior-point runs, those found in the "
+           "process-wide cache too)"),
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
     Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),
@@ -315,7 +330,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         chg_key, states = lp_keys(tl, view0, chg_view)
         table = lp_eligibility(p["policy"], sysm.mu_nom, alpha, states, alg_rng,
                                p["degenerate"], p["degenerate_tries"], p["zero_tol"],
-                               p["lp_solver"])
+                               p["lp_solver"], p["robust_solver"])
     else:
         chg_key = np.zeros(tl.time.size, np.int64)
         table = all_eligible(n, m)
