@@ -204,6 +204,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     sample = _sample(doc, where, declared, seen, wl_name, base_dir)
     if sample is not None:
         dims.append(sample)
+    _check_store_names(where, dims, module, wl_name)
 
     independent = doc.get("independent", [])
     if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
@@ -228,6 +229,21 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
+
+
+def _check_store_names(where: str, dims: list[Dim], module: ModuleType, wl_name: str) -> None:
+    """A swept parameter becomes a coordinate of the store, which shares one namespace with
+    the metrics, their own dimensions and the store's bookkeeping variables."""
+    taken = {m.name: f"the metric {m.name!r}" for m in module.METRICS}
+    for m in module.METRICS:
+        taken.update({d: f"the dimension {d!r} of metric {m.name!r}" for d, _ in m.dims})
+    taken.update({n: f"the store's {n!r}" for n in ("replication", "status", "reason", "seed", "cell_seconds")})
+    for dim in dims:
+        for key in dim.members:
+            if key in taken:
+                raise SpecError(f"{where}: {key} cannot be swept: workload {wl_name!r} also has {taken[key]}, "
+                                f"and the store keeps coordinates and metrics under one name each "
+                                f"(fix it in {wl_name!r}: rename the parameter or the metric)")
 
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:

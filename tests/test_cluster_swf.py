@@ -130,7 +130,7 @@ def test_trace_load_scaling_through_run_batch():
     out = C.run_batch({"source": "swf", "trace": path, "trace_load": 0.8, "queue": "easy"},
                       np.array([1], dtype=np.uint64))
     assert abs(out["offered_load"][0] - 80.0) < 1e-9
-    assert out["jobs"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
+    assert out["jobs_simulated"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
 
 
 def test_cli_writes_schedule(tmp_path):

@@ -150,7 +150,7 @@ def test_run_batch_reproducible_in_any_batch_split(algorithm):
         np.testing.assert_array_equal(values, np.concatenate([p[name] for p in parts]), err_msg=name)
     assert np.all(whole["reason"] == 0)
     assert np.isnan(whole["generations"]).all() == (algorithm != "ga")
-    assert np.all(np.isfinite(whole["objective"]))
+    assert np.all(np.isfinite(whole["objective_value"]))
 
 
 def test_same_instance_for_every_algorithm_and_island_count():

@@ -25,7 +25,7 @@ GMEAN = "schedsweep.workloads.ga.plugins:gmean"
 # plug-in's value, log f, against the built-in's f) and the time to solution (a plug-in's
 # target is relative, gmean's is a factor on f); the search behind them is compared exactly
 SAME_SEARCH = [m.name for m in ga.METRICS if not m.timing and m.name not in
-               ("objective", "generations_to_solution", "generations_to_own_final", "time_to_solution")]
+               ("objective_value", "generations_to_solution", "generations_to_own_final", "time_to_solution")]
 
 NAN_OBJECTIVES = '''
 import numpy as np
@@ -72,7 +72,7 @@ def test_gmean_as_a_plugin_runs_the_same_search(seed, islands, parallel, docking
     if x["reason"][0] != 1:
         res = plan(make_instance(ga.instance_settings(params), ga.substreams(seed, 1 + islands)[0]), "ga",
                    ga.ga_settings(params), ga.substreams(seed, 1 + islands)[1:])
-        assert y["objective"][0] == np.mean(res.log_gmean)
+        assert y["objective_value"][0] == np.mean(res.log_gmean)
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +127,6 @@ def test_nan_objective_is_recorded_and_the_sweep_goes_on(tmp_path):
         [sweep]
         parallel = [false, true]
         '''))
-    # (objective is fixed here: a sweep dimension named "objective" collides with the metric
-    # of that name in the store, a pipeline limitation reported with this work)
     path = run(str(spec), tmp_path / "s.zarr", workers=0, progress=False)
     status = open_store(path)["status"].values
     assert (status[0] == 1).all() and (status[1] == 3).all()

@@ -72,7 +72,7 @@ PARAMS = (
 )
 
 METRICS = (
-    Metric("objective", "time", "the chosen objective of each period's schedule, mean over periods "
+    Metric("objective_value", "time", "the chosen objective of each period's schedule, mean over periods "
            "(gmean: f; makespan and weighted_completion: from the period end)"),
     Metric("gmean_length", "time", "the source objective f (geometric mean of weighted unit lengths), "
            "mean over periods"),
@@ -172,7 +172,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
             res = plan(inst, method, settings, streams[1:], target=params["target"])
         f = np.exp(res.log_gmean)
         chosen = {"gmean": f, "makespan": res.makespan, "weighted_completion": res.weighted_completion}
-        out["objective"][r] = np.mean(chosen.get(settings.objective, res.plugin_objective))
+        out["objective_value"][r] = np.mean(chosen.get(settings.objective, res.plugin_objective))
         out["gmean_length"][r] = np.mean(f)
         out["makespan"][r] = np.mean(res.makespan)
         out["weighted_completion"][r] = np.mean(res.weighted_completion)
