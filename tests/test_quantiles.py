@@ -7,7 +7,8 @@ import pytest
 
 import schedsweep.workloads.cluster as cluster
 import schedsweep.workloads.ga as ga
-from schedsweep.workloads import cyclic, mm1
+from schedsweep.workloads import cyclic, desktop_grid as dg, mm1
+from schedsweep.workloads.desktop_grid.simulator import TR_ARRIVE, TR_COMPLETE
 from schedsweep.workloads._contract import defaults, quantiles, substreams
 from schedsweep.workloads.ga.instance import make_instance
 from schedsweep.workloads.ga.planning import plan
@@ -83,6 +84,22 @@ def test_cyclic_percentiles_are_numpys_on_the_records(method):
         # the records are the replication the metrics describe: same jobs, same means
         assert len(job) == out["scheduled"][r]
         assert np.isclose(start.mean(), out["start"][r]) and np.isclose(finish.mean(), out["finish"][r])
+
+
+@pytest.mark.parametrize("policy,case", [("gcmu", "alpha1:0.02/2+partial"), ("pst", "alpha1:none"),
+                                         ("lpas_dg", "alpha1:0.02/2+partial")])
+def test_desktop_grid_percentiles_are_numpys_on_the_trace(policy, case):
+    # W per task from the event trace: completion time minus the task's (first) arrival,
+    # for completions in [warmup, horizon]; failures resubmit tasks, which keep their arrival
+    p = dg.default_params(system="A", system_seed=1, case=case, policy=policy, horizon=400.0, warmup=40.0)
+    res = dg.simulate(p, 11, trace=200_000)
+    events = res["trace"]
+    assert len(events) < 200_000, "trace cut: raise its size"
+    arrival = {task: t for t, kind, _, task in events if kind == TR_ARRIVE}
+    w = [t - arrival[task] for t, kind, _, task in events if kind == TR_COMPLETE and t >= p["warmup"]]
+    assert len(w) == res["tasks_completed"] > 100
+    assert np.array_equal(res["W_quantiles"], np.percentile(w, [50, 90, 99]))
+    assert np.isclose(np.mean(w), res["W"], rtol=1e-12)
 
 
 def test_quantiles_of_nothing_are_nan():

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs
+from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
 from .._plugins import PluginError, is_path, resolve
 from .lp import ZERO_TOL
 from .plugins import DISPATCH, PLUGINS
@@ -133,6 +133,8 @@ METRICS = (
     Metric("W", "time", "mean completion minus original arrival time of the tasks completed "
            "in [warmup, horizon] (includes time lost to resubmissions)"),
     Metric("W_class", "time", "W per task class (NaN beyond the system's classes)", dims=_J),
+    Metric("W_quantiles", "time", "percentiles over the tasks completed in [warmup, horizon] of completion "
+           "minus original arrival (NaN when W is)", dims=QUANTILES),
     Metric("completed_class", "tasks", "tasks completed in [warmup, horizon] per class", dims=_J),
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
@@ -364,14 +366,17 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     total = float(alpha.sum())
     # with a plug-in rule the policy code only places arriving tasks (fastest idle machine)
     code = POLICY_CODE["gcmu"] if rule is not None else POLICY_CODE[p["policy"]]
-    _simulate(code, np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
+    # room for the expected completions (the kernel grows it if a run completes more)
+    expected = total * max(0.0, float(p["horizon"]) - float(p["warmup"]))
+    w_buf = np.empty(int(min(1.05 * expected, 1 << 22)) + 64)
+    w_buf, n_w = _simulate(code, np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
               np.cumsum(alpha) / total, total, WORK_CODE[p["work_dist"]],
               tl.time, tl.machine, tl.up, chg_key, chg_view, tl.next_same, tl.next_down0,
               table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
               cpu["use_chain"], cpu["levels"], float(p["cpu_stay"]), cpu["cdf"], chain_keys,
               float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
               p["resubmit_order"] == "resubmission",
-              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task, rule)
+              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task, w_buf, rule)
     if stats[ST_STOP] == STOP_PLUGIN:
         j, choice = int(stats[ST_ERR_MACHINE]), int(stats[ST_ERR_CHOICE])
         why = {BAD_RANGE: f"there is no class {choice}: classes are 0..{n - 1}",
@@ -393,6 +398,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     out = {
         "W": sum_w.sum() / done if reason == 0 else np.nan,
         "W_class": w_class,
+        "W_quantiles": quantiles(w_buf[:n_w]) if reason == 0 else np.full(len(QUANTILE_LEVELS), np.nan),
         "completed_class": c_class,
         "lambda_star": float(table.lambda_star[key]),
         "n_zeros": float(table.n_zeros[key]) if table.n_zeros[key] >= 0 else np.nan,

@@ -150,9 +150,12 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               script_t, script_c, script_w, script_rework,
               use_chain, levels, stay, level_cdf, chain_keys, period,
               horizon, warmup, queue_bound, requeue_now,
-              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task, rule=None):
+              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task, w_buf, rule=None):
     """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
-    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``.
+    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``; returns
+    ``(buffer, n)``, the W of every task completed in [warmup, end] in completion order in
+    ``buffer[:n]`` (``w_buf``, or a larger copy when it filled up: the count is not known
+    before the run).
 
     ``rule``: None (the built-in ``policy``) or a plug-in dispatch rule (a numba
     first-class function, :data:`plugins.DISPATCH_SIG`) that picks the class an idle machine
@@ -161,6 +164,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     the machine and choice in ``stats``. With ``rule=None`` numba prunes the plug-in
     branches: the built-in kernel runs the code it ran before (and allocates two small
     arrays it does not use)."""
+    n_w = 0
     n, m = mu_nom.shape
     inf = np.inf
     scripted = script_t.shape[0] > 0
@@ -320,6 +324,12 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             busy_acc += max(0.0, now - max(busy_since[j], warmup))
             if now >= warmup:
                 sum_w[t_cls[done]] += now - t_arr[done]
+                if n_w == w_buf.shape[0]:
+                    grown = np.empty(2 * w_buf.shape[0] + 64)
+                    grown[:n_w] = w_buf
+                    w_buf = grown
+                w_buf[n_w] = now - t_arr[done]
+                n_w += 1
                 cnt_w[t_cls[done]] += 1
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
@@ -493,3 +503,4 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     stats[ST_KEY] = key
     stats[ST_NTRACE] = n_trace
     stats[ST_QEND] = q_total
+    return w_buf, n_w
