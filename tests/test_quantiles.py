@@ -100,6 +100,11 @@ def test_desktop_grid_percentiles_are_numpys_on_the_trace(policy, case):
     assert len(w) == res["tasks_completed"] > 100
     assert np.array_equal(res["W_quantiles"], np.percentile(w, [50, 90, 99]))
     assert np.isclose(np.mean(w), res["W"], rtol=1e-12)
+    # the per-task records are the same run: completed pieces give the same W
+    rec = dg.job_records(p, 11)
+    done = (rec["status"] == 0) & (rec["end"] >= p["warmup"])
+    assert np.array_equal(np.sort(rec["end"][done] - rec["submit"][done]), np.sort(w))
+    assert np.all(rec["start"][rec["status"] != 2] >= rec["submit"][rec["status"] != 2])
 
 
 def test_quantiles_of_nothing_are_nan():

@@ -441,3 +441,40 @@ def default_params(**overrides: Any) -> dict[str, Any]:
         raise KeyError(f"unknown desktop_grid parameters: {sorted(unknown)}")
     params.update(overrides)
     return params
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-task records of replication ``seed`` (``pipeline.records``), from the event trace:
+    one row per time a task ran on a machine (``size`` 1), ``status`` 0 completed, 1
+    interrupted by the machine's failure (the task was resubmitted and has a later row), 2
+    never started, 3 still running at the end (``end`` = the end of the run)."""
+    from .simulator import TR_ARRIVE, TR_COMPLETE, TR_FAIL, TR_START
+
+    cap = 1 << 16
+    while True:   # the trace must hold every event: grow it until it is not cut
+        res = simulate(params, seed, trace=cap)
+        if len(res["trace"]) < cap:
+            break
+        cap *= 4
+    events = res["trace"]
+    end_of_run = max((e[0] for e in events), default=0.0)
+    arrival: dict[int, float] = {}
+    running: dict[int, tuple[int, float]] = {}   # machine -> (task, start)
+    rows: list[tuple] = []
+    for t, kind, j, task in events:
+        if kind == TR_ARRIVE:
+            arrival[task] = t
+        elif kind == TR_START:
+            running[j] = (task, t)
+        elif kind in (TR_COMPLETE, TR_FAIL) and j in running and running[j][0] == task:
+            _, start = running.pop(j)
+            rows.append((task, arrival[task], start, t, j, 0 if kind == TR_COMPLETE else 1))
+    rows += [(task, arrival[task], start, end_of_run, j, 3) for j, (task, start) in running.items()]
+    started = {r[0] for r in rows}
+    rows += [(task, a, np.nan, np.nan, -1, 2) for task, a in arrival.items() if task not in started]
+    rows.sort(key=lambda r: (r[0], np.inf if np.isnan(r[2]) else r[2]))
+    cols = list(zip(*rows)) if rows else [()] * 6
+    return {"job": np.array(cols[0], np.int64), "submit": np.array(cols[1], float),
+            "start": np.array(cols[2], float), "end": np.array(cols[3], float),
+            "resource": np.array(cols[4], np.int64), "size": np.ones(len(rows), np.int64),
+            "status": np.array(cols[5], np.int64)}
