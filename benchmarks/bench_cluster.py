@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from workloads.cluster import simulator, swf  # noqa: E402
+from schedsweep.workloads.cluster import simulator, swf  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 

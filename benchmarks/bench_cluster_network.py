@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from workloads.cluster import network, spmd, topology
+from schedsweep.workloads.cluster import network, spmd, topology
 
 
 def bench_messages(topo, packets: int, repeat: int) -> tuple[float, float]:

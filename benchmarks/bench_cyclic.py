@@ -27,9 +27,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workloads._contract import defaults  # noqa: E402
-from workloads.cyclic import PARAMS, run_batch  # noqa: E402
-from workloads.cyclic.cycle import METHODS  # noqa: E402
+from schedsweep.workloads._contract import defaults  # noqa: E402
+from schedsweep.workloads.cyclic import PARAMS, run_batch  # noqa: E402
+from schedsweep.workloads.cyclic.cycle import METHODS  # noqa: E402
 
 
 def measure(params: dict, cycles: int, repeat: int) -> tuple[float, float, float]:

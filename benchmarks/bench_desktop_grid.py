@@ -30,8 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workloads import desktop_grid as dg  # noqa: E402
-from workloads.desktop_grid.lp import max_throughput  # noqa: E402
+from schedsweep.workloads import desktop_grid as dg  # noqa: E402
+from schedsweep.workloads.desktop_grid.lp import max_throughput  # noqa: E402
 
 PEER = Path("/work/shared/peers/desktop_grid_simpy.py")
 MU_GROUPS = np.array([[0.40, 0.04, 0.15, 0.005, 0.25, 0.080],

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from pipeline import child
-from pipeline.tasks import run_isolated, run_replications
+from schedsweep.pipeline import child
+from schedsweep.pipeline.tasks import run_isolated, run_replications
 
 
 def _median_seconds(fn, repeats: int) -> float:

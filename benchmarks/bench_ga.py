@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workloads.ga.instance import InstanceSettings, make_instance, period_problem  # noqa: E402
-from workloads.ga.islands import GASettings, run_islands  # noqa: E402
-from workloads.ga.model import Problem  # noqa: E402
+from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, period_problem  # noqa: E402
+from schedsweep.workloads.ga.islands import GASettings, run_islands  # noqa: E402
+from schedsweep.workloads.ga.model import Problem  # noqa: E402
 
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "ga_islands_deap.py"
 

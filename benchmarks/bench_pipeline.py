@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pipeline
+from schedsweep import pipeline
 from benchmarks import spin
 
 SPEC = """

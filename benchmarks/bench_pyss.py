@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from naive_pyss import convert_pyss, simulate_pyss  # noqa: E402
 
-from workloads.cluster import schedule, swf  # noqa: E402
+from schedsweep.workloads.cluster import schedule, swf  # noqa: E402
 
 
 def head(trace: str, n: int, out: str) -> int:

@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from workloads import slot_selection as ss
-from workloads._contract import defaults, substreams
+from schedsweep.workloads import slot_selection as ss
+from schedsweep.workloads._contract import defaults, substreams
 
 TARGETS_US = {"amp": 10.0, "min_cost": 25.0, "min_runtime_exact": 40.0, "min_finish_exact": 40.0,
               "csa": 500.0}

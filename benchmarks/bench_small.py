@@ -59,7 +59,7 @@ def joblib_run() -> None:
 
 
 def schedsweep_run() -> None:
-    import pipeline
+    from schedsweep import pipeline
 
     with tempfile.TemporaryDirectory() as d:
         spec = Path(d) / "anchor.toml"

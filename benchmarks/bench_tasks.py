@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pipeline
+from schedsweep import pipeline
 
 SPEC = """
 name = "tiny"
@@ -70,7 +70,7 @@ def many_pending(client, n: int) -> tuple[float, float, float]:
 
 
 def child_call(n: int) -> float:
-    from pipeline.tasks import run_isolated
+    from schedsweep.pipeline.tasks import run_isolated
 
     run_isolated("benchmarks.spin", {"iterations": 1}, np.arange(1, dtype=np.uint64), 60.0)  # warm
     t = time.perf_counter()
@@ -85,14 +85,14 @@ def spec_text(n: int) -> tuple[str, int]:
 
 
 def store_write(tmp: Path, n: int) -> float:
-    from pipeline import store as store_mod
-    from pipeline.spec import load as load_spec
-    from pipeline.execute import provenance
+    from schedsweep.pipeline import store as store_mod
+    from schedsweep.pipeline.spec import load as load_spec
+    from schedsweep.pipeline.execute import provenance
 
     text, n = spec_text(n)
     (tmp / "w.toml").write_text(text)
     spec = load_spec(tmp / "w.toml")
-    import workloads
+    from schedsweep import workloads
 
     module = workloads.get(spec.workload)
     path = tmp / "w.zarr"
@@ -145,7 +145,7 @@ def main() -> None:
             (tmp / "profile.yaml").write_text(yaml.safe_dump(profile))
             where = {"cluster": "slurm", "slurm_options": {"profile": str(tmp / "profile.yaml")}}
             label = f"Slurm, profile {args.slurm}"
-            from pipeline.slurm import make_cluster
+            from schedsweep.pipeline.slurm import make_cluster
 
             with make_cluster(profile=args.slurm) as slurm_cluster, Client(slurm_cluster) as client:
                 jobs = slurm_cluster.schedsweep_options.jobs

@@ -60,8 +60,8 @@ def calibrate(specs: list[str], candidates: list[tuple[tuple[str, str], ...]], f
               replications: int | None, workers: int, folder: Path,
               absolute: dict[str, float] | None = None) -> list[tuple[str, float, list[dict], list[dict]]]:
     """Per candidate: (label, distance, value rows, claim rows); rows carry the spec's name."""
-    import pipeline
-    from pipeline import reference, stats
+    from schedsweep import pipeline
+    from schedsweep.pipeline import reference, stats
 
     out = []
     for candidate in candidates:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workloads._contract import Metric, Param, empty_outputs
+from schedsweep.workloads._contract import Metric, Param, empty_outputs
 
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "desktop_grid_simpy.py"
 

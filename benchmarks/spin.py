@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from workloads._contract import Metric, Param, empty_outputs
+from schedsweep.workloads._contract import Metric, Param, empty_outputs
 
 PARAMS = (Param("iterations", "int", 1_000_000, "loop iterations per replication", low=1),)
 METRICS = (Metric("value", "1", "a number that depends on the seed and the work"),)

@@ -109,7 +109,7 @@ def _fit(rate: np.ndarray, spec: Spec) -> np.ndarray | None:
 @lru_cache(maxsize=None)
 def code_hash(workload: str) -> str:
     """SHA-256 of the workload's source: its module file, or every .py file of its package."""
-    import workloads
+    from schedsweep import workloads
 
     module = workloads.get(workload)
     path = Path(module.__file__)
@@ -247,6 +247,10 @@ def entries(directory: str | Path = "jobs", results: str | Path = "results", run
     """Every ``*.toml`` in ``directory``, sorted by file name, loaded and estimated
     (``run_pilot``: pilot the specs without an estimate first)."""
     directory, results = Path(directory), Path(results)
+    if not directory.is_dir() and str(directory) == "jobs":  # outside a checkout: the shipped specs
+        from .shipped import folder
+
+        directory = folder("jobs")
     if not directory.is_dir():
         raise SpecError(f"--dir {str(directory)!r}: no such directory")
     out: list[Entry] = []

@@ -10,7 +10,7 @@ One child per thread of the parent (a Dask worker has one task thread), started 
 use and kept for later calls and later runs, so imports and loaded numba kernels stay warm;
 it is replaced after a timeout or a death, when the parent's setting changed (code,
 environment, folder: :func:`drop_stale` at the start of a run), and it exits by itself
-after ``IDLE_EXIT`` seconds without work. The child is ``python -m pipeline.child``, a fresh interpreter:
+after ``IDLE_EXIT`` seconds without work. The child is ``python -m schedsweep.pipeline.child``, a fresh interpreter:
 it never imports the parent's ``__main__`` (a user's script without an
 ``if __name__ == "__main__":`` guard is safe) and on Linux it dies with the thread that
 started it (``PR_SET_PDEATHSIG``), so an interrupted run leaves no spinning orphans.
@@ -81,7 +81,7 @@ class _Child:
         # os.pipe() descriptors are not inheritable: only this child gets the two passed here,
         # so a child sees EOF as soon as its own parent is gone, whatever else was started.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.child", str(to_child_r), str(from_child_w), str(os.getpid())],
+            [sys.executable, "-m", "schedsweep.pipeline.child", str(to_child_r), str(from_child_w), str(os.getpid())],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=os.environ.copy())
         os.close(to_child_r)
         os.close(from_child_w)
@@ -95,7 +95,7 @@ class _Child:
         except (EOFError, OSError, ChildTimeout) as exc:
             self.kill()
             # Not the replications' fault: the task fails as a whole (retried, then 'error').
-            raise ChildError(f"could not start the replication process `{sys.executable} -m pipeline.child` "
+            raise ChildError(f"could not start the replication process `{sys.executable} -m schedsweep.pipeline.child` "
                              f"({describe_exit(self.proc.returncode)}; {exc or type(exc).__name__})") from None
 
     def call(self, fn: Callable, args: tuple, timeout: float) -> Any:

@@ -201,7 +201,7 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def _workloads(args: argparse.Namespace) -> int:
-    import workloads
+    from schedsweep import workloads
 
     from .spec import load_workload
 
@@ -221,6 +221,13 @@ def _workloads(args: argparse.Namespace) -> int:
         reasons = {k: v for k, v in module.REASONS.items() if k}
         if reasons:
             print("  reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()))
+        points = getattr(module, "PLUGINS", ())
+        if points:
+            from schedsweep.workloads._plugins import describe_point
+
+            print("  plug-in points (the parameter also takes 'package.module:function'; README \"Your own algorithm\"):")
+            for point in points:
+                print("\n".join("    " + line for line in describe_point(point)))
         print()
     return 0
 
@@ -406,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import workloads
+    from schedsweep import workloads
 
     from .errors import QueryError, SpecError, StoreError
 
@@ -428,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:  # a Slurm option found wrong only when the cluster starts (no TLS tool)
-        slurm = sys.modules.get("pipeline.slurm")  # only raised once that module is loaded
+        slurm = sys.modules.get("schedsweep.pipeline.slurm")  # only raised once that module is loaded
         if slurm is None or not isinstance(exc, slurm.SlurmOptionError):
             raise
         print(f"schedsweep: error: {exc}", file=sys.stderr)

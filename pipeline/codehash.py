@@ -13,30 +13,42 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.metadata
+import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable
 
 
-def _module_files(path: Path) -> list[Path]:
-    """The file of a module, or every .py file of a package directory."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
-    return [path]
+def _source(name: str) -> Path | None:
+    """The source file of module ``name`` (``__init__.py`` for a package), if it has one.
+
+    Found through the import system, not by path arithmetic: our subpackages are mapped
+    (``schedsweep.workloads`` is the folder ``workloads/``, schedsweep/__init__.py). Only
+    parent packages get imported on the way, never the module itself.
+    """
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or spec.origin in (None, "namespace", "built-in", "frozen") or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin).resolve()
 
 
-def _module_path(root_dir: Path, parts: list[str]) -> Path | None:
-    """The package dir or module file ``root_dir/parts...``, if it exists."""
-    target = root_dir.joinpath(*parts) if parts else root_dir
-    if target.is_dir() and (target / "__init__.py").exists():
-        return target
-    file = target.with_suffix(".py")
-    return file if file.is_file() else None
+def _package_files(name: str, init: Path) -> list[tuple[str, Path]]:
+    """(module name, file) of every .py file of the package ``name`` whose __init__ is ``init``."""
+    out = []
+    for f in sorted(p for p in init.parent.rglob("*.py") if "__pycache__" not in p.parts):
+        rel = f.relative_to(init.parent).with_suffix("").parts
+        rel = rel[:-1] if rel[-1] == "__init__" else rel
+        out.append((".".join((name, *rel)), f))
+    return out
 
 
-def _imports(file: Path, package_parts: list[str]) -> tuple[list[list[str]], set[str]]:
-    """(absolute module paths the file imports, top-level names it imports)."""
+def _imports(file: Path, package: list[str]) -> tuple[list[list[str]], set[str]]:
+    """(absolute module paths the file imports, top-level names it imports); ``package`` is
+    the dotted package the file belongs to, for relative imports."""
     try:
         tree = ast.parse(file.read_text(errors="replace"))
     except SyntaxError:
@@ -50,7 +62,7 @@ def _imports(file: Path, package_parts: list[str]) -> tuple[list[list[str]], set
                 tops.add(alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package_parts[: len(package_parts) - (node.level - 1)] if node.level > 1 else list(package_parts)
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else list(package)
             else:
                 base = []
             mod = base + (node.module.split(".") if node.module else [])
@@ -61,42 +73,47 @@ def _imports(file: Path, package_parts: list[str]) -> tuple[list[list[str]], set
     return found, tops
 
 
-def code_files(module: ModuleType) -> tuple[Path, list[Path], set[str]]:
-    """(root directory, source files of the workload, top-level names of other packages it imports)."""
+def _key(name: str, file: Path) -> str:
+    """A file's name in the code identity: its module path, the same in a checkout and a wheel."""
+    return name.replace(".", "/") + ("/__init__.py" if file.name == "__init__.py" else ".py")
+
+
+def code_files(module: ModuleType) -> tuple[dict[str, Path], set[str]]:
+    """({key: source file} of the workload, top-level names of other packages it imports)."""
+    name = module.__name__
     file = Path(module.__file__).resolve()
-    top = module.__name__.split(".")[0]
+    top = name.split(".")[0]
     is_pkg = file.name == "__init__.py"
-    start = file.parent if is_pkg else file
-    depth = module.__name__.count(".") + (1 if is_pkg else 0)
-    root_dir = file.parents[depth]  # the folder holding the top-level package (or module)
-    seen: dict[Path, None] = {}
+    queue = _package_files(name, file) if is_pkg else [(name, file)]
+    seen: dict[str, Path] = {}
     others: set[str] = set()
-    queue = _module_files(start)
     while queue:
-        f = queue.pop()
-        if f in seen:
+        mod_name, f = queue.pop()
+        if _key(mod_name, f) in seen:
             continue
-        seen[f] = None
-        rel = f.relative_to(root_dir).with_suffix("")
-        parts = list(rel.parts)
-        package_parts = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
-        imported, tops = _imports(f, package_parts)
+        seen[_key(mod_name, f)] = f
+        parts = mod_name.split(".")
+        package = parts if f.name == "__init__.py" else parts[:-1]
+        imported, tops = _imports(f, package)
         others |= {t for t in tops if t != top}
         for mod in imported:
             if not mod or mod[0] != top:
                 continue
             for k in range(len(mod), 0, -1):  # the longest prefix that is a module of ours
-                hit = _module_path(root_dir, mod[:k])
-                if hit is not None:
-                    queue += [p for p in _module_files(hit) if p not in seen] if hit.is_dir() and k == len(mod) \
-                        else ([hit / "__init__.py"] if hit.is_dir() else [hit])
-                    # the packages on the way are imported too
-                    for j in range(1, k):
-                        init = _module_path(root_dir, mod[:j])
-                        if init is not None and init.is_dir():
-                            queue.append(init / "__init__.py")
-                    break
-    return root_dir, sorted(seen), others
+                hit = _source(".".join(mod[:k]))
+                if hit is None:
+                    continue
+                hit_name = ".".join(mod[:k])
+                if hit.name == "__init__.py" and k == len(mod):
+                    queue += _package_files(hit_name, hit)
+                else:
+                    queue.append((hit_name, hit))
+                for j in range(1, k):  # the packages on the way are imported too
+                    init = _source(".".join(mod[:j]))
+                    if init is not None and init.name == "__init__.py":
+                        queue.append((".".join(mod[:j]), init))
+                break
+    return dict(sorted(seen.items())), others
 
 
 def _dependency_versions(names: set[str]) -> dict[str, str]:
@@ -144,10 +161,18 @@ def _installed(name: str) -> bool:
     return origin is not None and any(part in ("site-packages", "dist-packages") for part in Path(origin).parts)
 
 
-def describe(module: ModuleType) -> dict[str, Any]:
-    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}."""
-    root_dir, files, others = code_files(module)
-    per_file = {str(f.relative_to(root_dir)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+def describe(module: ModuleType, plugins: Iterable[ModuleType] = ()) -> dict[str, Any]:
+    """{"hash", "files": {relative path: sha256}, "dependencies": {distribution: version}}.
+
+    ``plugins``: the modules of the plug-ins a spec names (``pipeline.spec.plugin_modules``);
+    their files (found the same way) join the identity as ``plugin:<key>``, so a store
+    resumed after a plug-in changed is refused like one whose model changed."""
+    files, others = code_files(module)
+    per_file = {key: hashlib.sha256(f.read_bytes()).hexdigest() for key, f in files.items()}
+    for plugin in plugins:
+        p_files, p_others = code_files(plugin)
+        others |= p_others
+        per_file.update({f"plugin:{key}": hashlib.sha256(f.read_bytes()).hexdigest() for key, f in p_files.items()})
     whole = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(per_file.items())).encode()).hexdigest()
     return {"hash": whole, "files": per_file, "dependencies": _dependency_versions(others)}
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import codehash, seeding, sequential, store as store_mod
 from .executors import open_executor, say
-from .spec import Spec, load, workload_of
+from .spec import Spec, load, plugin_modules, workload_of
 from .tasks import pilot, run_isolated
 
 DEFAULT_BATCH_SECONDS = 2.0
@@ -81,7 +81,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
-    code = codehash.describe(workload_of(spec))
+    code = codehash.describe(workload_of(spec), plugin_modules(spec))
     with store_mod.locked(path):
         if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
@@ -489,12 +489,12 @@ class _Runner:
 def _kernels_cached(module: Any) -> bool:
     """Whether the workload's folder has compiled kernels in numba's cache (a model without
     numba kernels counts as cached: there is nothing to compile once)."""
-    from workloads._numba_cache import has_cached_kernels
+    from schedsweep.workloads._numba_cache import has_cached_kernels
 
     from .codehash import code_files
 
     file = getattr(module, "__file__", None)
-    if not file or "numba" not in code_files(module)[2]:
+    if not file or "numba" not in code_files(module)[1]:
         return True
     return has_cached_kernels(Path(file).resolve().parent)
 
@@ -558,7 +558,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "versions": _versions(),
         "git_commit": _git_commit(),
         "git_dirty": _git_dirty(),
-        "code": codehash.describe(module),
+        "code": codehash.describe(module, plugin_modules(spec)),
         "host": platform.node(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -582,9 +582,18 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _checkout() -> Path | None:
+    """The schedsweep source tree this code runs from, or None for an installed wheel (whose
+    site-packages may well sit inside some other project's git repository)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "workloads").is_dir() else None
+
+
 def _git_dirty() -> bool | None:
     """Whether the checkout this code runs from has uncommitted changes (None outside git)."""
-    here = Path(__file__).resolve().parent
+    here = _checkout()
+    if here is None:
+        return None
     try:
         out = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
                              capture_output=True, text=True, timeout=5)
@@ -594,7 +603,9 @@ def _git_dirty() -> bool | None:
 
 
 def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent
+    here = _checkout()
+    if here is None:
+        return None
     try:
         out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

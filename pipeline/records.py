@@ -3,7 +3,8 @@
 A workload that can tell what happened to each job defines ``job_records(params, seed)``,
 a dict of equal-length arrays, one row per job and resource piece: ``job``, ``submit``,
 ``start``, ``end``, ``resource`` (the node, unit or machine it ran on), ``size`` (its
-cores or processes there) and ``status`` (0 completed, 1 killed, 2 never started).
+cores or processes there) and ``status`` (0 completed, 1 killed or interrupted, 2 never
+started; a workload may add codes of its own, e.g. desktop_grid's 3, still running at the end).
 
 Replications are deterministic in their seed, so a record is recomputed from the spec and
 the replication's seed exactly as the sweep ran it: an opt-in ``[record]`` table of a spec

@@ -34,9 +34,11 @@ from typing import Any
 from dask.utils import parse_bytes
 from dask_jobqueue import SLURMCluster
 
+from . import shipped
+
 logger = logging.getLogger(__name__)
 
-PROFILE_DIR = Path(__file__).resolve().parents[1] / "slurm"
+PROFILE_DIR = shipped.folder("slurm")
 # Slurm job states in which a worker job may still deliver workers (squeue's %T names).
 ALIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_FED",
                           "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT"})
@@ -87,7 +89,8 @@ _CLI_NAMES = ("jobs", "cores_per_job", "memory", "walltime", "partition", "accou
 def load_profile(profile: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a profile: a YAML mapping of :class:`SlurmOptions` fields.
 
-    ``profile`` is a path, or a bare name found as ``slurm/<name>.yaml`` of this checkout.
+    ``profile`` is a path, or a bare name found as ``slurm/<name>.yaml`` shipped with schedsweep (the checkout's
+    folder, or the installed package's).
     """
     import yaml
 

@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import workloads
-from workloads._contract import Param, params_by_name
+from schedsweep import workloads
+from schedsweep.workloads._contract import Param, is_plugin_path, params_by_name
 from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
@@ -124,8 +124,11 @@ class Spec:
 
 
 def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
-    """Read and validate the sweep spec at ``path``."""
-    path = Path(path)
+    """Read and validate the sweep spec at ``path`` (a missing ``jobs/NAME.toml`` or bare
+    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`)."""
+    from .shipped import spec as shipped_spec
+
+    path = shipped_spec(path) or Path(path)
     where = str(path)
     try:
         text = path.read_text()
@@ -201,6 +204,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     sample = _sample(doc, where, declared, seen, wl_name, base_dir)
     if sample is not None:
         dims.append(sample)
+    _check_store_names(where, dims, module, wl_name)
 
     independent = doc.get("independent", [])
     if not isinstance(independent, list) or not all(isinstance(x, str) for x in independent):
@@ -225,6 +229,21 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
+
+
+def _check_store_names(where: str, dims: list[Dim], module: ModuleType, wl_name: str) -> None:
+    """A swept parameter becomes a coordinate of the store, which shares one namespace with
+    the metrics, their own dimensions and the store's bookkeeping variables."""
+    taken = {m.name: f"the metric {m.name!r}" for m in module.METRICS}
+    for m in module.METRICS:
+        taken.update({d: f"the dimension {d!r} of metric {m.name!r}" for d, _ in m.dims})
+    taken.update({n: f"the store's {n!r}" for n in ("replication", "status", "reason", "seed", "cell_seconds")})
+    for dim in dims:
+        for key in dim.members:
+            if key in taken:
+                raise SpecError(f"{where}: {key} cannot be swept: workload {wl_name!r} also has {taken[key]}, "
+                                f"and the store keeps coordinates and metrics under one name each "
+                                f"(fix it in {wl_name!r}: rename the parameter or the metric)")
 
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
@@ -455,6 +474,8 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     checked, problem = param.check(value)
     if problem:
         raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
+    if param.plugin and is_plugin_path(checked):
+        _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         try:
             resolved = (base_dir / checked).resolve()
@@ -472,6 +493,33 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
             raise SpecError(f"{where}: {label} = {value!r}: cannot be read ({exc.strerror})") from None
         checked = str(resolved)
     return checked
+
+
+def _check_plugin(where: str, label: str, key: str, value: str, wl_name: str, base_dir: Path) -> None:
+    """A plug-in path: import the function and compile it for the parameter's plug-in point."""
+    from schedsweep.workloads._plugins import PluginError, point_of, resolve
+
+    try:
+        resolve(value, point_of(workloads.get(wl_name), key), base_dir)
+    except PluginError as exc:
+        raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
+
+
+def plugin_modules(spec: Spec) -> list[ModuleType]:
+    """The modules of the plug-ins a spec names (imported and checked by its validation),
+    for the store's code identity (``pipeline.codehash.describe``)."""
+    module = workload_of(spec)
+    plugged = {p.name for p in module.PARAMS if p.plugin}
+    named = [(k, v) for k, v in spec.params.items() if k in plugged]
+    named += [(k, v) for d in spec.dims for k, vs in d.members.items() if k in plugged for v in vs]
+    found: dict[str, ModuleType] = {}
+    for key, value in named:
+        if is_plugin_path(value):
+            from schedsweep.workloads._plugins import point_of, resolve
+
+            plugin = resolve(value, point_of(module, key), Path(spec.path).parent)
+            found[plugin.module.__name__] = plugin.module
+    return [found[k] for k in sorted(found)]
 
 
 def _check_list(where: str, label: str, declared: dict[str, Param], key: str, values: Any,

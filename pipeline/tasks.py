@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-import workloads
-from workloads._contract import empty_outputs
+from schedsweep import workloads
+from schedsweep.workloads._contract import empty_outputs
 
 from . import child
 

@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 
-from workloads import mm1
-from workloads._contract import Param
+from schedsweep.workloads import mm1
+from schedsweep.workloads._contract import Param
 
 PARAMS = mm1.PARAMS + (Param("marker", "str", "", "file created when the worker has died once"),
                        Param("die_at_seed_mod", "int", 7, "die on the first seed divisible by this", low=1))

@@ -5,7 +5,7 @@ import os
 import signal
 from typing import Callable
 
-from pipeline import child, store as store_mod
+from schedsweep.pipeline import child, store as store_mod
 
 
 def killed_at(at: int, run: Callable[[], object]) -> bool:

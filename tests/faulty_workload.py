@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from workloads import mm1
-from workloads._contract import Param
+from schedsweep.workloads import mm1
+from schedsweep.workloads._contract import Param
 
 KEY_BITS = 2 ** 31
 

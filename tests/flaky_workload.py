@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workloads import mm1
-from workloads._contract import Param
+from schedsweep.workloads import mm1
+from schedsweep.workloads._contract import Param
 
 PARAMS = mm1.PARAMS + (Param("fail_every", "int", 5, "seeds divisible by this raise", low=1),)
 METRICS = mm1.METRICS

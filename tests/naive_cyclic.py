@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from workloads.slot_selection.aep import aep_search, cut_window
+from schedsweep.workloads.slot_selection.aep import aep_search, cut_window
 
 EPS = 1e-9
 

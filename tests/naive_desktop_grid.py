@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pulp
+
 
 def _work(rng, work_dist):
     if work_dist == "exponential":
@@ -142,3 +145,31 @@ def naive_simulate(policy, mu_nom, a_true, view0, alpha, changes, elig, arr_rng,
             idle_since[j] = now
             pull(j, now)
     return sum_w, cnt, resub, events
+
+
+# The allocation LP of workloads/desktop_grid/lp.py stated the obvious way, with pulp
+def pulp_problem(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None):
+    """The allocation LP stated with pulp: ``(problem, lambda variable, {(i, j): delta})``."""
+    n, m = mu.shape
+    up = range(m) if available is None else np.flatnonzero(available)
+    prob = pulp.LpProblem("lpas_dg", pulp.LpMaximize)
+    lam = pulp.LpVariable("lam", lowBound=0)
+    d = {(i, j): pulp.LpVariable(f"d_{i}_{j}", lowBound=0) for i in range(n) for j in up}
+    prob += lam
+    for i in range(n):
+        prob += pulp.lpSum(float(mu[i, j]) * d[i, j] for j in up) >= float(alpha[i]) * lam, f"class_{i}"
+    for j in up:
+        prob += pulp.lpSum(d[i, j] for i in range(n)) <= 1, f"machine_{j}"
+    return prob, lam, d
+
+
+def solve_pulp(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """Solve the pulp statement with HiGHS (through pulp): ``(lambda*, delta (N, M))``."""
+    prob, lam, d = pulp_problem(mu, alpha, available)
+    prob.solve(pulp.HiGHS(msg=False))
+    if pulp.LpStatus[prob.status] != "Optimal":
+        raise RuntimeError(f"allocation LP: pulp/HiGHS status {pulp.LpStatus[prob.status]}")
+    delta = np.zeros(mu.shape)
+    for (i, j), var in d.items():
+        delta[i, j] = var.value() or 0.0
+    return float(lam.value()), delta

@@ -10,8 +10,8 @@ import pytest
 import xarray as xr
 from scipy import stats as st
 
-import pipeline
-from pipeline import cli, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, store as store_mod
 
 AUTO = """
 name = "auto"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pipeline
+from schedsweep import pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import zarr
 
-import pipeline
-from pipeline import catalogue, cli
+from schedsweep import pipeline
+from schedsweep.pipeline import catalogue, cli
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = """
@@ -124,7 +124,7 @@ def test_every_job_names_its_source(path):
     table numbers are not in shared/spec; see the issue note.)"""
     doc = tomllib.loads(path.read_text())
     description = doc.get("description", "")
-    workload = doc["workload"].removeprefix("workloads.").split(".")[0]  # workloads.cluster.x → cluster
+    workload = doc["workload"].removeprefix("schedsweep.workloads.").split(".")[0]  # workloads.cluster.x → cluster
     author = SOURCE_AUTHOR.get(workload)
     assert author, f"{path.name}: no source paper known for workload {doc['workload']!r}; add it to SOURCE_AUTHOR"
     assert author in description, f"{path.name}: description {description!r} does not name its source ({author})"

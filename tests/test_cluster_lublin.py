@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from workloads.cluster import lublin
+from schedsweep.workloads.cluster import lublin
 
 P = lublin.for_machine(256)      # UHi = 8, UMed = 5.5, typeless
 N = 200_000
@@ -149,8 +149,8 @@ def test_two_type_sizes_follow_each_type_and_interactive_stays_small():
 
 
 def test_a_generated_flow_written_as_swf_reads_back(tmp_path):
-    import workloads.cluster as cluster
-    from workloads.cluster import swf
+    import schedsweep.workloads.cluster as cluster
+    from schedsweep.workloads.cluster import swf
 
     p = cluster._with_defaults({"arrivals": "lublin_two_type", "jobs": 300, "nodes": 16, "cores": 2})
     f, _ = cluster.flow(p, 9)

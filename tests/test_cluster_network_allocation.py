@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import workloads.cluster as C
-from workloads.cluster import flow, simulate
-from workloads.cluster import netsched as NS, network, topo_allocation as A, topology as T
+import schedsweep.workloads.cluster as C
+from schedsweep.workloads.cluster import flow, simulate
+from schedsweep.workloads.cluster import netsched as NS, network, topo_allocation as A, topology as T
 
 TOPOS = {"torus": T.torus((4, 4)), "star": T.star(16), "fat_tree": T.fat_tree(4, 4, 2), "kary_ntree": T.kary_ntree(2, 4)}
 MAY_FAIL = {"contiguous", "quasi_contiguous"}      # may refuse although enough nodes are idle
@@ -141,7 +141,7 @@ def test_run_batch_reproducible_and_network_costs_time(engine):
 def test_coupled_run_equals_standalone_network_run():
     """Replaying the scheduler's starts and allocations through the bare SPMD driver gives
     the same job ends: the scheduler path handles network events exactly like it."""
-    from workloads.cluster import spmd
+    from schedsweep.workloads.cluster import spmd
     p = _params(allocation="mc", time_scale=1e-4, message_mean=500.0, iters_max=2, jobs=60)
     f, _, res, sim, allocs = _run(p, 2)
     assert res.killed.sum() == 0 and sim.net.acc[2] > 0

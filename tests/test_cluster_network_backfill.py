@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import workloads.cluster as C
+import schedsweep.workloads.cluster as C
 from naive_cluster_network import shared_nodes
-from workloads.cluster import Flow, flow, netsched as NS, netsim, topo_allocation as A
+from schedsweep.workloads.cluster import Flow, flow, netsched as NS, netsim, topo_allocation as A
 
 
 def _inputs(seed, **kw):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workloads.cluster import flow, netsched as NS, netsim, simulate
+from schedsweep.workloads.cluster import flow, netsched as NS, netsim, simulate
 
 QUEUES = ["fcfs", "mpfs_scan", "easy", "conservative"]
 

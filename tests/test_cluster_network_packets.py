@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from workloads.cluster import network as N, spmd as S, topology as T
+from schedsweep.workloads.cluster import network as N, spmd as S, topology as T
 from tests.naive_cluster_network import idle_formula, packet_sim
 
 G, B = 1024.0, 1.25e9

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from workloads.cluster import topology as T
+from schedsweep.workloads.cluster import topology as T
 from tests.naive_cluster_network import bfs_hops
 
 SETTINGS = settings(max_examples=15, deadline=None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from workloads.cluster import profile
+from schedsweep.workloads.cluster import profile
 
 TOTAL = 8
 HORIZON = 40

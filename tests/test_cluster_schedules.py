@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests import naive_cluster
-from workloads.cluster import QUEUE_NAMES, ALLOCATIONS, simulator
+from schedsweep.workloads.cluster import QUEUE_NAMES, ALLOCATIONS, simulator
 
 POLICIES = QUEUE_NAMES
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workloads.cluster import schedule, swf
+from schedsweep.workloads.cluster import schedule, swf
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "easy_backfill_python.py"
@@ -125,12 +125,12 @@ def test_shared_trace_counts(trace, lines, invalid):
 
 
 def test_trace_load_scaling_through_run_batch():
-    import workloads.cluster as C
+    import schedsweep.workloads.cluster as C
     path = str(TRACES / "KTH-SP2-1996-2.1-cln.filtered.swf.gz")
     out = C.run_batch({"source": "swf", "trace": path, "trace_load": 0.8, "queue": "easy"},
                       np.array([1], dtype=np.uint64))
     assert abs(out["offered_load"][0] - 80.0) < 1e-9
-    assert out["jobs"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
+    assert out["jobs_simulated"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
 
 
 def test_cli_writes_schedule(tmp_path):

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import workloads
-import workloads.cluster as C
-from workloads.cluster import allocation, events, metrics, simulator
+from schedsweep import workloads
+import schedsweep.workloads.cluster as C
+from schedsweep.workloads.cluster import allocation, events, metrics, simulator
 
 SMALL = {"jobs": 120, "nodes": 8, "cores": 4}
 
@@ -22,7 +22,7 @@ def test_contract_shapes_and_reasons():
     shapes = {m.name: (3, *m.shape) for m in mod.METRICS} | {"reason": (3,)}
     assert all(v.shape == shapes[k] for k, v in out.items())
     assert out["reason"].dtype == np.int8 and set(out["reason"]) <= set(mod.REASONS)
-    assert np.all(out["jobs"] == 120) and np.all(out["killed_jobs"] == 0)
+    assert np.all(out["jobs_simulated"] == 120) and np.all(out["killed_jobs"] == 0)
 
 
 @pytest.mark.parametrize("queue", C.QUEUE_NAMES)

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import xarray as xr
 
-import pipeline
-import workloads
+from schedsweep import pipeline
+from schedsweep import workloads
 import pytest
 
-from pipeline.conventions import decode_attrs, display_unit, variable_attrs
+from schedsweep.pipeline.conventions import decode_attrs, display_unit, variable_attrs
 
 SPEC = """
 name = "cf"

@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_cyclic as naive
-from workloads._contract import defaults, substreams
-from workloads.cyclic import PARAMS, run_cycle
-from workloads.cyclic.backfilling import backfill
-from workloads.cyclic.batch import job_matrices
-from workloads.cyclic.cycle import batch_of, environment_of
-from workloads.environment import Environment
+from schedsweep.workloads._contract import defaults, substreams
+from schedsweep.workloads.cyclic import PARAMS, run_cycle
+from schedsweep.workloads.cyclic.backfilling import backfill
+from schedsweep.workloads.cyclic.batch import job_matrices
+from schedsweep.workloads.cyclic.cycle import batch_of, environment_of
+from schedsweep.workloads.environment import Environment
 
 SETTINGS = settings(max_examples=30, deadline=None)
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_cyclic as naive
-from workloads.cyclic.dp import STRATEGIES, choose, cycle_limit, levels, strategy_arrays
+from schedsweep.workloads.cyclic.dp import STRATEGIES, choose, cycle_limit, levels, strategy_arrays
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -76,13 +76,13 @@ def test_rejects_jobs_without_alternatives_and_bad_resolution():
        st.sampled_from(["proc_time", "runtime", "finish"]))
 def test_dp_equals_brute_force_on_workload_batches(seed, strategy, dp_time):
     """Alternatives of a real small batch (6 nodes, 4 jobs, up to 3 alternatives each)."""
-    from workloads._contract import defaults, substreams
-    from workloads.cyclic import PARAMS
-    from workloads.cyclic.alternatives import find_alternatives
-    from workloads.cyclic.batch import job_matrices
-    from workloads.cyclic.cycle import batch_of, environment_of
-    from workloads.cyclic.frsm import alternative_time
-    from workloads.cyclic.search import FIRST_FIT
+    from schedsweep.workloads._contract import defaults, substreams
+    from schedsweep.workloads.cyclic import PARAMS
+    from schedsweep.workloads.cyclic.alternatives import find_alternatives
+    from schedsweep.workloads.cyclic.batch import job_matrices
+    from schedsweep.workloads.cyclic.cycle import batch_of, environment_of
+    from schedsweep.workloads.cyclic.frsm import alternative_time
+    from schedsweep.workloads.cyclic.search import FIRST_FIT
 
     p = defaults(PARAMS)
     p.update(nodes=6, jobs=4, interval=300.0, job_slots_min=1, job_slots_max=5)

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads.cyclic.dp import _feasible, choose, cycle_limit, levels
+from schedsweep.workloads.cyclic.dp import _feasible, choose, cycle_limit, levels
 
 
 def _instance(data, sizes):

@@ -8,16 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_cyclic as naive
-from workloads._contract import defaults
-from workloads.cyclic import PARAMS, run_cycle
-from workloads.cyclic.alternatives import find_alternatives
-from workloads.cyclic.cycle import METHODS, batch_of, environment_of
-from workloads.cyclic.batch import job_matrices
-from workloads.cyclic.frsm import sub_batches
-from workloads.cyclic.search import FIRST_FIT, USER_CRITERIA_EXACT, USER_CRITERIA_SOURCE, first_fit
-from workloads.cyclic.shift import shift_plan
-from workloads._contract import substreams
-from workloads.slot_selection.aep import aep_search, cut_window
+from schedsweep.workloads._contract import defaults
+from schedsweep.workloads.cyclic import PARAMS, run_cycle
+from schedsweep.workloads.cyclic.alternatives import find_alternatives
+from schedsweep.workloads.cyclic.cycle import METHODS, batch_of, environment_of
+from schedsweep.workloads.cyclic.batch import job_matrices
+from schedsweep.workloads.cyclic.frsm import sub_batches
+from schedsweep.workloads.cyclic.search import FIRST_FIT, USER_CRITERIA_EXACT, USER_CRITERIA_SOURCE, first_fit
+from schedsweep.workloads.cyclic.shift import shift_plan
+from schedsweep.workloads._contract import substreams
+from schedsweep.workloads.slot_selection.aep import aep_search, cut_window
 
 SETTINGS = settings(max_examples=25, deadline=None)
 NAMES_SOURCE = ("amp", "min_runtime", "min_finish", "min_cost")

@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 
-from workloads._contract import defaults
-from workloads.cyclic import PARAMS
-from workloads.cyclic.cycle import run_cycle
-from workloads.cyclic.search import cut_spans, first_fit
+from schedsweep.workloads._contract import defaults
+from schedsweep.workloads.cyclic import PARAMS
+from schedsweep.workloads.cyclic.cycle import run_cycle
+from schedsweep.workloads.cyclic.search import cut_spans, first_fit
 
 
 def _tasks(c):

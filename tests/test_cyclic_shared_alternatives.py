@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads.cyclic.dp import STRATEGIES, choose, cycle_limit, strategy_arrays
+from schedsweep.workloads.cyclic.dp import STRATEGIES, choose, cycle_limit, strategy_arrays
 
 
 def _brute(offsets, v, g, maximize, conflict, resolution=1.0):
@@ -79,13 +79,13 @@ def _fits(tasks, slots):
 @given(st.integers(0, 2**32 - 1), st.sampled_from(sorted(STRATEGIES)))
 def test_shared_workload_batches_feasible_and_optimal(seed, strategy):
     """Real small batches (6 nodes, 4 jobs, up to 3 alternatives each) with shared alternatives."""
-    from workloads._contract import defaults, substreams
-    from workloads.cyclic import PARAMS
-    from workloads.cyclic.alternatives import conflicts, find_alternatives
-    from workloads.cyclic.batch import job_matrices
-    from workloads.cyclic.cycle import batch_of, environment_of
-    from workloads.cyclic.frsm import alternative_time
-    from workloads.cyclic.search import FIRST_FIT
+    from schedsweep.workloads._contract import defaults, substreams
+    from schedsweep.workloads.cyclic import PARAMS
+    from schedsweep.workloads.cyclic.alternatives import conflicts, find_alternatives
+    from schedsweep.workloads.cyclic.batch import job_matrices
+    from schedsweep.workloads.cyclic.cycle import batch_of, environment_of
+    from schedsweep.workloads.cyclic.frsm import alternative_time
+    from schedsweep.workloads.cyclic.search import FIRST_FIT
 
     p = defaults(PARAMS)
     p.update(nodes=6, jobs=4, interval=300.0, job_slots_min=1, job_slots_max=5)
@@ -119,9 +119,9 @@ def test_shared_workload_batches_feasible_and_optimal(seed, strategy):
 
 
 def test_shared_css_cycle_runs_and_finds_more_alternatives():
-    from workloads._contract import defaults
-    from workloads.cyclic import PARAMS
-    from workloads.cyclic.cycle import run_cycle
+    from schedsweep.workloads._contract import defaults
+    from schedsweep.workloads.cyclic import PARAMS
+    from schedsweep.workloads.cyclic.cycle import run_cycle
 
     p = defaults(PARAMS)
     p.update(nodes=12, jobs=8, method="css", job_slots_min=1, job_slots_max=5)

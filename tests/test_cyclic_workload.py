@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workloads._contract import defaults
-from workloads.cyclic import METRICS, PARAMS, REASONS, check_params, run_batch, run_cycle
-from workloads.cyclic.cycle import METHODS
+from schedsweep.workloads._contract import defaults
+from schedsweep.workloads.cyclic import METRICS, PARAMS, REASONS, check_params, run_batch, run_cycle
+from schedsweep.workloads.cyclic.cycle import METHODS
 
 TIMING = {m.name for m in METRICS if m.timing}
 

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive_desktop_grid import solve_pulp
 from scipy.optimize import linprog
 
-from workloads import desktop_grid as dg
-from workloads.desktop_grid.lp import AllocationLP, max_support, solve_pulp, solve_states, z0
+from schedsweep.workloads import desktop_grid as dg
+from schedsweep.workloads.desktop_grid.lp import AllocationLP, max_support, solve_states, z0
 
 
 def linprog_lambda(mu, alpha, available):
@@ -246,7 +247,7 @@ def test_lp_solvers_give_identical_replications_on_a_generic_system(tmp_path):
 
 
 def max_throughput_of(mu):
-    from workloads.desktop_grid.lp import max_throughput
+    from schedsweep.workloads.desktop_grid.lp import max_throughput
     return max_throughput(mu, np.ones(mu.shape[0]) / mu.shape[0]) / mu.shape[0]
 
 

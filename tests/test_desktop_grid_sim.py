@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from workloads import desktop_grid as dg
-from workloads.desktop_grid.timeline import Timeline
+from schedsweep.workloads import desktop_grid as dg
+from schedsweep.workloads.desktop_grid.timeline import Timeline
 
 from naive_desktop_grid import naive_simulate
 
@@ -169,7 +169,7 @@ def test_exact_trace_three_machines_two_classes_one_failure(tmp_path):
 def test_run_batch_reproducible_and_batch_independent(policy):
     """Same outputs in one batch or one seed at a time; the robust support cache (shared
     across replications) is emptied before every single-seed run and changes nothing."""
-    from workloads.desktop_grid import lp
+    from schedsweep.workloads.desktop_grid import lp
     params = dg.default_params(system="testbed_lolo", policy=policy, failures="exponential",
                                fail_rate=0.05, down_mean=4.0, horizon=300.0)
     seeds = np.array([11, 12, 13], dtype=np.uint64)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workloads import desktop_grid as dg
-from workloads.desktop_grid.lp import max_throughput
-from workloads.desktop_grid.systems import build_system, heterogeneity, partial_availability
-from workloads.desktop_grid.timeline import draw_timeline, estimated_views, lp_keys
+from schedsweep.workloads import desktop_grid as dg
+from schedsweep.workloads.desktop_grid.lp import max_throughput
+from schedsweep.workloads.desktop_grid.systems import build_system, heterogeneity, partial_availability
+from schedsweep.workloads.desktop_grid.timeline import draw_timeline, estimated_views, lp_keys
 
 
 @pytest.mark.parametrize("name", ["A", "B", "C", "D", "E"])
@@ -144,7 +144,7 @@ def _keys_by_row_sort(states):
 
 
 def test_first_occurrence_keys_equal_the_row_sort(monkeypatch):
-    from workloads.desktop_grid import timeline
+    from schedsweep.workloads.desktop_grid import timeline
 
     rng = np.random.default_rng(3)
     states = rng.choice([-1.0, 0.25, 0.5, 1.0], size=(40, 6))[rng.integers(0, 40, 2000)]
@@ -167,8 +167,8 @@ def test_the_cpu_info_vector_overloads_the_lp_that_ignores_it():
     still has room (lambda* > 1): the value of the information, as in the source."""
     from pathlib import Path
 
-    from workloads.desktop_grid.lp import AllocationLP
-    from pipeline.spec import load
+    from schedsweep.workloads.desktop_grid.lp import AllocationLP
+    from schedsweep.pipeline.spec import load
 
     spec = load(Path(__file__).resolve().parents[1] / "jobs" / "desktop-grid-cpu-info.toml")
     p = next(iter(dict(spec.cells()).values()))
@@ -186,8 +186,8 @@ def test_the_cpu_info_vector_overloads_the_lp_that_ignores_it():
 def test_system_g_is_loaded_enough_for_queues_to_form():
     """G2 at alpha2 under the CPU chain: about 92% of the LP capacity, and a short Gcmu run
     has tasks waiting; with the chain weights of before (cpu_low_weight = 0) nothing waits."""
-    from workloads._contract import defaults
-    from workloads.desktop_grid.systems import g_chain_weights
+    from schedsweep.workloads._contract import defaults
+    from schedsweep.workloads.desktop_grid.systems import g_chain_weights
 
     s = build_system("G2", 1)
     levels = np.array([0.25, 0.5, 0.75, 1.0])

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import zarr
 
-import pipeline
-from pipeline import cli, seeding, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, seeding, store as store_mod
 from tests import faulty_workload
-from workloads import mm1
+from schedsweep.workloads import mm1
 
 pytestmark = pytest.mark.timeout(180)  # a broken time limit fails the test instead of hanging the suite
 
@@ -89,7 +89,7 @@ def _check_store(path: Path, faults: dict[str, tuple[int, int]]) -> dict[str, di
 
 
 def _failures(path: Path) -> list[dict]:
-    from pipeline.store import read_failures
+    from schedsweep.pipeline.store import read_failures
 
     return read_failures(path, current=False)
 
@@ -136,7 +136,7 @@ def test_faults_in_pilot_and_batches_on_a_local_cluster_from_a_script_without_ma
     # No `if __name__ == "__main__":`: spawned workers that re-ran this file would start
     # the sweep again (and print "ran" again) or fail to start.
     script.write_text(textwrap.dedent(f"""\
-        import pipeline
+        from schedsweep import pipeline
         path = pipeline.run({str(spec)!r}, {str(store)!r}, workers=2, cluster={cluster!r}, progress=False)
         print("ran", path)
     """))
@@ -174,7 +174,7 @@ def test_cell_that_always_hangs_costs_four_limits_per_batch_and_exits_non_zero(w
 def test_default_time_limit_is_twenty_pilot_batches_but_at_least_fifteen_minutes():
     from types import SimpleNamespace
 
-    from pipeline.execute import Batch, _Runner
+    from schedsweep.pipeline.execute import Batch, _Runner
 
     piloted = SimpleNamespace(task_timeout=None, seconds_per_rep=np.array([1e-3, 0.5, np.nan]))
     assert _Runner.timeout_for(piloted, Batch((0,), 0, 100)) == 900.0  # 20 x 0.1 s, raised to the floor
@@ -189,7 +189,7 @@ def test_child_process_protocol_stays_in_step():
     import signal
     import time
 
-    from pipeline import child
+    from schedsweep.pipeline import child
 
     class Interrupt(Exception):
         pass

@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from test_ga_model import small_problem
-from workloads.ga.crossover import _crossover_general, _crossover_simple
-from workloads.ga.islands import GASettings, _context, _scratch, init_island
-from workloads.ga.objectives import OBJECTIVES
-from workloads.ga.operators import _mutate_from, _mutate_simple, evaluate, evaluate_simple
+from schedsweep.workloads.ga.crossover import _crossover_general, _crossover_simple
+from schedsweep.workloads.ga.islands import GASettings, _context, _scratch, init_island
+from schedsweep.workloads.ga.objectives import OBJECTIVES
+from schedsweep.workloads.ga.operators import _mutate_from, _mutate_simple, evaluate, evaluate_simple
 
 
 def simple_problem(seed: int):

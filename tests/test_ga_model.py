@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from naive_ga import check_schedule, naive_log_gmean, naive_tau, naive_timing
-from workloads.ga.baselines import backfill, fcfs
-from workloads.ga.instance import InstanceSettings, make_instance, period_problem
-from workloads.ga.model import Problem, decode, timed
-from workloads.ga.objectives import log_gmean, tau
+from schedsweep.workloads.ga.baselines import backfill, fcfs
+from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, period_problem
+from schedsweep.workloads.ga.model import Problem, decode, timed
+from schedsweep.workloads.ga.objectives import log_gmean, tau
 
 
 def small_problem(seed: int, parallel: bool, dep_prob: float = 0.3) -> Problem:

@@ -9,9 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from naive_ga import check_schedule, naive_objective, naive_tau, naive_timing, unit_lists
 from test_ga_model import small_problem
-from workloads.ga.islands import GASettings, _context, _scratch, init_island, island_epoch
-from workloads.ga.model import respects_mask
-from workloads.ga.operators import crossover, mutate, random_swaps
+from schedsweep.workloads.ga.islands import GASettings, _context, _scratch, init_island, island_epoch
+from schedsweep.workloads.ga.model import respects_mask
+from schedsweep.workloads.ga.operators import crossover, mutate, random_swaps
 
 OBJECTIVES = ("gmean", "makespan", "weighted_completion")
 
@@ -79,8 +79,8 @@ def test_crossover_and_mutation_keep_mask_and_processes(seed, parallel):
 
 
 def test_crossover_repair_backfills_a_parallel_job_into_a_gap():
-    from workloads.ga.model import Problem
-    from workloads.ga.operators import _backfill_missing
+    from schedsweep.workloads.ga.model import Problem
+    from schedsweep.workloads.ga.operators import _backfill_missing
 
     # 4 units of speed 1 in one group. Kept: job 0 (2 wide, 10 long) on units 0-1 from 0,
     # job 1 (3 wide) on units 0-2 after it, so unit 2 idles over [0, 10) and unit 3 always.
@@ -108,7 +108,7 @@ def test_crossover_repair_backfills_a_parallel_job_into_a_gap():
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6))
 def test_compaction_never_delays_a_job(seed):
-    from workloads.ga.operators import compact_job
+    from schedsweep.workloads.ga.operators import compact_job
 
     problem = small_problem(seed, True)
     rng = np.random.default_rng(seed)
@@ -129,8 +129,8 @@ def test_compaction_never_delays_a_job(seed):
 
 
 def test_compaction_moves_a_job_into_the_gap():
-    from workloads.ga.model import Problem
-    from workloads.ga.operators import compact_job
+    from schedsweep.workloads.ga.model import Problem
+    from schedsweep.workloads.ga.operators import compact_job
 
     # job 2 (2 wide, 5 long) sits after job 1 on units 2-3 though units 2-3 idle over [0, 10)
     problem = Problem(speed=np.ones(4), group=np.zeros(4, np.int64), ready=np.zeros(4), prev_end=np.full(4, np.nan),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import workloads.ga as ga
+import schedsweep.workloads.ga as ga
 from naive_ga import brute_force, check_schedule, naive_objective, unit_lists
-from workloads._contract import defaults
-from workloads.ga.instance import InstanceSettings, make_instance, period_problem
-from workloads.ga.islands import GASettings, run_islands
-from workloads.ga.model import Problem
-from workloads.ga.planning import plan
+from schedsweep.workloads._contract import defaults
+from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, period_problem
+from schedsweep.workloads.ga.islands import GASettings, run_islands
+from schedsweep.workloads.ga.model import Problem
+from schedsweep.workloads.ga.planning import plan
 
 
 def one_unit(seed: int, n: int, with_dependency: bool) -> Problem:
@@ -91,7 +91,7 @@ def test_returned_schedule_has_the_least_gap_in_its_final_population():
 
 def test_islands_in_process_and_on_dask_are_identical():
     distributed = pytest.importorskip("distributed")
-    from workloads.ga.dask_islands import run_islands_dask
+    from schedsweep.workloads.ga.dask_islands import run_islands_dask
 
     inst = small_instance(21, True)
     problem, _ = period_problem(inst, 0, np.full(6, np.nan))
@@ -150,7 +150,7 @@ def test_run_batch_reproducible_in_any_batch_split(algorithm):
         np.testing.assert_array_equal(values, np.concatenate([p[name] for p in parts]), err_msg=name)
     assert np.all(whole["reason"] == 0)
     assert np.isnan(whole["generations"]).all() == (algorithm != "ga")
-    assert np.all(np.isfinite(whole["objective"]))
+    assert np.all(np.isfinite(whole["objective_value"]))
 
 
 def test_same_instance_for_every_algorithm_and_island_count():

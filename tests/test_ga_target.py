@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import workloads.ga as ga
+import schedsweep.workloads.ga as ga
 from naive_ga import brute_force
 from test_ga_search import one_unit, small_instance
-from workloads._contract import defaults
-from workloads.ga.islands import GASettings, IslandResult, generations_to_target, run_islands
-from workloads.ga.planning import plan
+from schedsweep.workloads._contract import defaults
+from schedsweep.workloads.ga.islands import GASettings, IslandResult, generations_to_target, run_islands
+from schedsweep.workloads.ga.planning import plan
 
 
 def naive_first_reaching(hist_tau, hist_fit, t, f, objective, within=0.01):

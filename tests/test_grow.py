@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import cli, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, store as store_mod
 from tests.faultinject import killed_at
 
 SPEC = """

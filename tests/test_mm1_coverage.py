@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import pipeline
+from schedsweep import pipeline
 
 SWEEPS = 100
 SPEC = """

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import seeding, store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import seeding, store as store_mod
 
 SPEC = """
 name = "repro"
@@ -73,7 +73,7 @@ def test_resume_after_sigkill_equals_uninterrupted(write_spec, tmp_path):
     text = text.replace("warmup = 200\n", "")
     spec = write_spec(text)
     store = tmp_path / "killed.zarr"
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--store", str(store), "--workers", "0",
+    cmd = [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--store", str(store), "--workers", "0",
            "--batch-size", "10", "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -135,7 +135,7 @@ def test_other_spec_and_locked_store_are_refused(write_spec, tmp_path):
     with pytest.raises(pipeline.StoreError, match="different spec.*seed"):
         pipeline.run(other, store, workers=0, progress=False)
     with store_mod.locked(Path(store)):
-        out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "spec.toml"),
+        out = subprocess.run([sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(tmp_path / "spec.toml"),
                               "--store", str(store), "--workers", "0"], capture_output=True, text=True)
     assert out.returncode == 2 and "being written by another schedsweep run" in out.stderr
     # A finished store rerun with the same spec computes nothing and changes nothing.

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pipeline
-import workloads
-from pipeline import cli, plot, report, tables
+from schedsweep import pipeline
+from schedsweep import workloads
+from schedsweep.pipeline import cli, plot, report, tables
 
 REPLICATIONS = 4
 #: A tiny, cheap sweep per workload: fixed params and at least one swept dimension (two
@@ -85,7 +85,7 @@ def html_report(store) -> Path:
 def test_every_workload_has_a_tiny_sweep():
     missing = sorted(set(workloads.names()) - set(TINY))
     assert not missing, f"no tiny sweep in TINY for workload(s) {missing}"
-    stale = sorted(n for n in TINY if importlib.util.find_spec(f"workloads.{n}") is None)
+    stale = sorted(n for n in TINY if importlib.util.find_spec(f"schedsweep.workloads.{n}") is None)
     assert not stale, f"TINY names workloads that do not exist: {stale}"
     # workloads.names() leaves out a module that fails to import; here that is an error,
     # so a broken workload is not silently left out of the plot/report tests.
@@ -424,7 +424,7 @@ def test_report_completeness_shows_failures_and_missing_cells(tmp_path):
     page = report.build(ds, str(store))
     for label, n in counts.items():
         assert f"<td class='key'>{label}</td><td>{n}</td>" in page
-    from pipeline.store import read_failures
+    from schedsweep.pipeline.store import read_failures
 
     assert f"{len(read_failures(store))} replications failed" in page
     assert f"schedsweep show {store} --failures" in page

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from naive_pyss import convert_pyss, simulate_pyss
-from workloads.cluster import swf
+from schedsweep.workloads.cluster import swf
 
 
 def _line(jid, submit, run, alloc, req_procs, req_time):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workloads.cluster import run_batch, schedule
+from schedsweep.workloads.cluster import run_batch, schedule
 
 
 def _trace(tmp_path):

@@ -5,6 +5,7 @@ workload's full path (parameters, trace conversion, kernel)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 
 import numpy as np
@@ -16,10 +17,10 @@ from bench_pyss import compare, head  # noqa: E402
 
 from naive_cluster import simulate as naive_textbook  # noqa: E402
 from naive_pyss import simulate_pyss as naive_pyss  # noqa: E402
-from workloads.cluster import check_params, schedule, swf  # noqa: E402
-from workloads.cluster.pyss_kernel import NAMES, simulate_pyss  # noqa: E402
+from schedsweep.workloads.cluster import check_params, schedule, swf  # noqa: E402
+from schedsweep.workloads.cluster.pyss_kernel import NAMES, simulate_pyss  # noqa: E402
 
-TRACES = "/work/shared/traces"
+TRACES = str(Path(__file__).resolve().parents[2] / "shared" / "traces")
 
 
 @st.composite
@@ -48,12 +49,14 @@ def test_pyss_kernel_equals_naive_random(fl, queue):
 
 
 KTH, CTC = "KTH-SP2-1996-2.1-cln.filtered.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz"
+OTHERS = ("KTH-SP2-1996-2.swf.gz", "HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
 
 
-# conservative on CTC is left out: the naive reference needs ~60 s there (it was run once,
-# all traces and policies: benchmarks/pyss.md)
+# every trace of shared/traces with FCFS and EASY; conservative on KTH only: the naive
+# reference needs ~60 s on CTC (all traces and policies were run once: benchmarks/pyss.md)
 @pytest.mark.parametrize("trace,queue", [(KTH, "fcfs"), (KTH, "easy"), (KTH, "conservative"),
-                                         (CTC, "fcfs"), (CTC, "easy")])
+                                         (CTC, "fcfs"), (CTC, "easy")]
+                         + [(t, q) for t in OTHERS for q in ("fcfs", "easy")])
 def test_pyss_mode_equals_naive_on_trace_head(trace, queue):
     # the workload's full path (parameters, pyss conversion, kernel) against the naive
     # conversion and simulation of the same first jobs of the trace

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import pipeline
-from pipeline import cli, records
-from pipeline.spec import load
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, records
+from schedsweep.pipeline.spec import load
 
 SPEC = """
 name = "rec"

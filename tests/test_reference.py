@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import cli, reference, spec as spec_mod
-from pipeline.plot import figure
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, reference, spec as spec_mod
+from schedsweep.pipeline.plot import figure
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS = sorted((REPO / "jobs").glob("*.toml"))
@@ -135,7 +135,7 @@ along = "arrival_rate"
     lines = [line for line in out.splitlines() if "published" in line and "mean_time_in_system" in line]
     assert len(lines) == 2 and "inside CI" in lines[0] and "outside CI" in lines[1]
     assert "holds" in out and "Reproduces: M/M/1 closed form" in out
-    from pipeline.report import write_report
+    from schedsweep.pipeline.report import write_report
 
     html = write_report(path, tmp_path / "r.html").read_text()
     assert "Published reference" in html and "deliberately wrong" in html and "holds" in html

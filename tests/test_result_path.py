@@ -9,10 +9,10 @@ import numpy as np
 import xarray as xr
 from hypothesis import given, settings, strategies as st
 
-import pipeline
-from pipeline import store as store_mod
-from pipeline.execute import provenance
-from pipeline.spec import parse, workload_of
+from schedsweep import pipeline
+from schedsweep.pipeline import store as store_mod
+from schedsweep.pipeline.execute import provenance
+from schedsweep.pipeline.spec import parse, workload_of
 
 SPEC = """
 name = "groups"

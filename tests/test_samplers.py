@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import cli, spec as spec_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, spec as spec_mod
 
 BASE = """
 name = "sample"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import workloads
-from workloads import slot_selection as ss
-from workloads._contract import defaults, substreams
+from schedsweep import workloads
+from schedsweep.workloads import slot_selection as ss
+from schedsweep.workloads._contract import defaults, substreams
 
 SMALL = dict(defaults(ss.PARAMS), nodes=20, interval=300.0, job_slots=3, budget=900.0)
 SEEDS = np.random.SeedSequence(2014).generate_state(6, np.uint64)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-import pipeline
-from pipeline import store as store_mod
+from schedsweep import pipeline
+from schedsweep.pipeline import store as store_mod
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(400)]
 
@@ -94,7 +94,7 @@ def _done_count(store: Path) -> int:
 
 
 def _slurm_cli(spec: Path, store: Path, profile: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--store", str(store), "--cluster", "slurm",
+    return [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--store", str(store), "--cluster", "slurm",
             "--profile", str(profile), "--no-progress", *extra]
 
 

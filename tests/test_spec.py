@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli, spec as spec_mod
 
 GOOD = """
 name = "t"
@@ -64,7 +64,7 @@ def test_good_spec_expands_cells(write_spec):
 
 
 def test_missing_file_and_subprocess_has_no_traceback(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "none.toml")],
+    out = subprocess.run([sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(tmp_path / "none.toml")],
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "no such file" in out.stderr

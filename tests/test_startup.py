@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from workloads._contract import kernel_array
+from schedsweep.workloads._contract import kernel_array
 
 HEAVY = ("xarray", "zarr", "pandas", "dask", "distributed", "scipy.special", "matplotlib")
 
@@ -18,7 +18,7 @@ HEAVY = ("xarray", "zarr", "pandas", "dask", "distributed", "scipy.special", "ma
 def loaded_after(argv: list[str]) -> set[str]:
     code = (
         "import sys, contextlib, io\n"
-        "from pipeline.cli import main\n"
+        "from schedsweep.pipeline.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main({argv!r})\n"
         "assert code == 0, code\n"
@@ -57,7 +57,7 @@ def test_kernel_array_gives_the_one_array_type_the_kernels_are_compiled_for():
 
 
 def test_read_only_or_strided_trace_arrays_compile_no_second_kernel():
-    from workloads.cluster import simulator
+    from schedsweep.workloads.cluster import simulator
 
     rng = np.random.default_rng(3)
     n = 40
@@ -84,13 +84,13 @@ def test_a_cold_cache_is_filled_by_one_pilot_before_the_others_start(tmp_path, w
     spec = write_spec('name = "c"\nworkload = "mm1"\nreplications = 8\nseed = 1\n[params]\ncustomers = 300\n'
                       'warmup = 10\n[sweep]\narrival_rate = [0.3, 0.5, 0.7]\n', "cold.toml")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    run = [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--workers", "2", "--no-progress", "--store"]
+    run = [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--workers", "2", "--no-progress", "--store"]
     first = subprocess.run(run + [str(tmp_path / "a.zarr")], capture_output=True, text=True, env=env, check=True)
     assert "one worker compiles them first" in first.stderr
     second = subprocess.run(run + [str(tmp_path / "b.zarr")], capture_output=True, text=True, env=env, check=True)
     assert "compiles them first" not in second.stderr
     # A fresh process finds every kernel mm1 needs in the cache: loads, does not compile.
-    code = ("import json, numpy as np\nfrom workloads import mm1\n"
+    code = ("import json, numpy as np\nfrom schedsweep.workloads import mm1\n"
             "mm1.run_batch({'arrival_rate': 0.5, 'service_rate': 1.0, 'customers': 300, 'warmup': 10},"
             " np.arange(2, dtype=np.uint64))\n"
             "print(json.dumps({n: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for n, f in vars(mm1).items()"

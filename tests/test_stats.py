@@ -7,7 +7,7 @@ import xarray as xr
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sst
 
-from pipeline import stats
+from schedsweep.pipeline import stats
 
 samples = st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=60)
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from pipeline import store as store_mod
-from pipeline.conventions import dataset_attrs, encode_attrs
-from pipeline.execute import provenance
-from pipeline.spec import parse, workload_of
+from schedsweep.pipeline import store as store_mod
+from schedsweep.pipeline.conventions import dataset_attrs, encode_attrs
+from schedsweep.pipeline.execute import provenance
+from schedsweep.pipeline.spec import parse, workload_of
 
 SPECS = {
     "zip and independent, extra metric dims": """

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pipeline import stats, tables
+from schedsweep.pipeline import stats, tables
 
 
 def _ds(single: bool = False) -> xr.Dataset:

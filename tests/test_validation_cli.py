@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import zarr
 
-from pipeline import catalogue, cli
+from schedsweep.pipeline import catalogue, cli
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = """
@@ -100,7 +100,7 @@ def test_closed_pipe_in_process_is_quiet(store, monkeypatch, capsys):
 
 def test_closed_pipe_subprocess_is_quiet(store):
     """`schedsweep show … | head`: the reader is gone before the first write."""
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "show", str(store)], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "schedsweep.pipeline.cli", "show", str(store)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # the child is still importing: every write it makes meets a closed pipe
     err = proc.stderr.read().decode()
@@ -161,7 +161,7 @@ def test_jobs_estimate_pilots_once_and_caches(tmp_path, capsys, monkeypatch):
 def test_pilot_cells_cover_every_value_that_fits():
     """Every shipped spec: at most PILOT_CELLS distinct cells, and every value of each dimension
     no longer than the number of piloted cells is piloted at least once."""
-    from pipeline.spec import load
+    from schedsweep.pipeline.spec import load
 
     for path in sorted((REPO / "jobs").glob("*.toml")):
         spec = load(path)

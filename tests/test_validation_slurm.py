@@ -10,7 +10,7 @@ import stat
 import psutil
 import pytest
 
-from pipeline import slurm as S
+from schedsweep.pipeline import slurm as S
 
 ANY = {"0.0.0.0", "::", ""}
 
@@ -96,7 +96,7 @@ def test_example_profile_documents_what_is_exposed():
 def test_no_way_to_make_a_certificate_is_one_line_before_any_job(tmp_path, monkeypatch, capsys):
     """Without `cryptography` and `openssl`, --cluster slurm stops in one line (exit 2), never
     falling back to plain TCP on its own, and no store is made."""
-    from pipeline import cli
+    from schedsweep.pipeline import cli
 
     monkeypatch.setattr(S.shutil, "which", lambda name: None)
     monkeypatch.setitem(__import__("sys").modules, "cryptography", None)  # import fails

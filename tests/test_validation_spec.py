@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli, spec as spec_mod
 
 MM1 = """
 name = "t"
@@ -292,3 +292,39 @@ def test_random_mutations_load_or_one_line(place, value, tmp_path):
             if isinstance(v, int):
                 assert -(2 ** 63) <= v < 2 ** 63
     assert 1 <= spec.replications <= spec_mod.MAX_REPLICATIONS
+
+
+def test_no_workload_parameter_shares_a_name_with_the_store():
+    # every parameter can be swept: none may be named like a metric, a metric's own
+    # dimension or the store's bookkeeping (they share the store's one namespace)
+    from schedsweep import workloads
+
+    for name in workloads.names():
+        module = workloads.get(name)
+        taken = {m.name for m in module.METRICS} | {d for m in module.METRICS for d, _ in m.dims} \
+            | {"replication", "status", "reason", "seed", "cell_seconds"}
+        clash = {p.name for p in module.PARAMS} & taken
+        assert not clash, f"{name}: parameters named like store variables: {sorted(clash)}"
+
+
+def test_sweeping_a_parameter_named_like_a_metric_is_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "clashpkg").mkdir()
+    (tmp_path / "clashpkg" / "__init__.py").write_text("")
+    (tmp_path / "clashpkg" / "model.py").write_text(textwrap.dedent('''
+        from schedsweep.workloads._contract import Metric, Param
+        PARAMS = (Param("cost", "float", 1.0, "a price"),)
+        METRICS = (Metric("cost", "money", "what it cost"),)
+        REASONS = {0: ("none", "fine")}
+        def run_batch(params, seeds):
+            raise AssertionError("never runs")
+        '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = tmp_path / "s.toml"
+    spec.write_text('workload = "clashpkg.model"\nreplications = 2\nseed = 1\n[sweep]\ncost = [1.0, 2.0]\n')
+    assert cli.main(["run", str(spec), "--store", str(tmp_path / "s.zarr")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cost cannot be swept" in err[0] and "metric 'cost'" in err[0]
+    assert not (tmp_path / "s.zarr").exists()
+    # fixed in [params] it is fine: only coordinates share the namespace
+    spec.write_text('workload = "clashpkg.model"\nreplications = 2\nseed = 1\n[params]\ncost = 2.0\n')
+    assert spec_mod.load(spec).params["cost"] == 2.0

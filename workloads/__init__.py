@@ -1,4 +1,4 @@
-"""Simulation workloads. A workload is a module ``workloads.<name>`` (or a subpackage)
+"""Simulation workloads. A workload is a module ``schedsweep.workloads.<name>`` (or a subpackage)
 whose name does not start with ``_`` and that defines ``PARAMS``, ``METRICS``, ``REASONS``
 and ``run_batch``; it is found by its name, no registration list to edit.
 """

@@ -13,6 +13,7 @@ Everything else (validation, store schema, CLI listing) is derived from these de
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -23,6 +24,15 @@ import numpy as np
 KINDS = ("int", "float", "bool", "str", "path", "floats")
 #: Integer parameters are int64 in the kernels and the store.
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_PLUGIN_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*([:.][A-Za-z_]\w*)$", re.ASCII)
+
+
+def is_plugin_path(value: Any) -> bool:
+    """Whether ``value`` reads as a plug-in path, ``package.module:function`` (or
+    ``package.module.function``); built-in choice names have neither ':' nor '.'.
+    ``workloads._plugins`` imports and checks the function itself."""
+    return isinstance(value, str) and (":" in value or "." in value) and bool(_PLUGIN_PATH.match(value)) \
+        and value.count(":") <= 1
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,9 @@ class Param:
     # wrong results: mean_wait = 0 with an infinite arrival rate). ``finite=False`` allows
     # +-inf within the range (e.g. an infinite bandwidth); nan is never allowed.
     finite: bool = True
+    # A choice parameter with a plug-in point (the workload's ``PLUGINS``): it also takes a
+    # plug-in path, whose function the spec validation imports and compiles (workloads._plugins).
+    plugin: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -46,7 +59,8 @@ class Param:
     def allowed(self) -> str:
         """What is allowed, in words, for error messages and listings."""
         if self.choices is not None:
-            return "one of " + ", ".join(repr(c) for c in self.choices)
+            plugin = " or a plug-in 'package.module:function'" if self.plugin else ""
+            return "one of " + ", ".join(repr(c) for c in self.choices) + plugin
         rng = ""
         if self.low is not None and self.high is not None:
             rng = f" in [{self.low}, {self.high}]"
@@ -96,7 +110,7 @@ class Param:
             if bad:
                 return value, f"must be {self.allowed()}"
             return value, None
-        if self.choices is not None and value not in self.choices:
+        if self.choices is not None and value not in self.choices and not (self.plugin and is_plugin_path(value)):
             return value, f"must be {self.allowed()}"
         if k in ("int", "float"):
             if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numba
 import numpy as np
 
-from ._contract import Metric, Param, empty_outputs, substreams
+from ._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
 
 PARAMS = (
     Param("arrival_rate", "float", 0.5, "Poisson arrival rate lambda (customers per time unit)", low=1e-9),
@@ -24,6 +24,8 @@ PARAMS = (
 METRICS = (
     Metric("mean_wait", "time", "mean waiting time in queue of the customers after warm-up"),
     Metric("mean_time_in_system", "time", "mean wait plus service of the customers after warm-up"),
+    Metric("time_in_system_quantiles", "time", "percentiles over the customers after warm-up of wait plus "
+           "service (stationary: exponential with rate mu - lambda)", dims=QUANTILES),
 )
 
 REASONS = {0: ("none", "the replication produced every metric")}
@@ -36,8 +38,10 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
 
 
 @numba.njit(cache=True)
-def _lindley(interarrival: np.ndarray, service: np.ndarray, warmup: int) -> tuple[float, float]:
-    """Waits by the Lindley recursion W[k+1] = max(0, W[k] + S[k] - A[k+1])."""
+def _lindley(interarrival: np.ndarray, service: np.ndarray, warmup: int,
+             sojourn: np.ndarray) -> tuple[float, float]:
+    """Waits by the Lindley recursion W[k+1] = max(0, W[k] + S[k] - A[k+1]); ``sojourn``
+    (length n - warmup) receives each kept customer's wait plus service."""
     wait = 0.0
     sum_wait = 0.0
     sum_sojourn = 0.0
@@ -47,6 +51,7 @@ def _lindley(interarrival: np.ndarray, service: np.ndarray, warmup: int) -> tupl
             wait = max(0.0, wait + service[k - 1] - interarrival[k])
         if k >= warmup:
             sum_wait += wait
+            sojourn[k - warmup] = wait + service[k]
             sum_sojourn += wait + service[k]
     kept = n - warmup
     return sum_wait / kept, sum_sojourn / kept
@@ -59,5 +64,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         arrivals, services = substreams(seed, 2)
         interarrival = arrivals.exponential(1.0 / lam, n)
         service = services.exponential(1.0 / mu, n)
-        out["mean_wait"][r], out["mean_time_in_system"][r] = _lindley(interarrival, service, warmup)
+        sojourn = np.empty(n - warmup)
+        out["mean_wait"][r], out["mean_time_in_system"][r] = _lindley(interarrival, service, warmup, sojourn)
+        out["time_in_system_quantiles"][r] = quantiles(sojourn)
     return out

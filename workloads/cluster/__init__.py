@@ -29,6 +29,12 @@ conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of sta
 times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
 requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
 
+Plug-ins (README "Your own algorithm"): ``queue`` and ``allocation`` also take a
+user's function, ``"package.module:function"`` (``PLUGINS`` declares both points). Such
+cells run in ``plugin_kernel.py`` (imported and compiled only then), the function seeing
+the read-only state of ``plugin_api.py``; ``plugin_builtins.py`` has FCFS, EASY, MPFS and
+first fit written as plug-ins (tested equal to the built-ins).
+
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
 1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
@@ -41,14 +47,16 @@ Trace flows draw nothing from stream 1; their jobs are the trace's.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import zlib
 from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Param, empty_outputs, substream_seeds, substreams
-from . import lublin, swf
+from .._contract import Param, empty_outputs, is_plugin_path, substream_seeds, substreams
+from .._plugins import PluginPoint
+from . import lublin, plugin_api, swf
 from .allocation import NAMES as ALLOCATIONS
 from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
 from .network_params import NETWORK_METRICS, NETWORK_PARAMS, TOPO_METHODS, resolve_layout
@@ -80,9 +88,11 @@ PARAMS = (
     Param("mem_high", "float", 2_097_152.0, "per-process memory upper bound (KB, uniform)", low=0.0),
     Param("disk_low", "float", 0.0, "per-process disk lower bound (KB, uniform)", low=0.0),
     Param("disk_high", "float", 8_388_608.0, "per-process disk upper bound (KB, uniform)", low=0.0),
-    Param("queue", "str", "mpfs_scan", "queue policy", choices=QUEUE_NAMES),
+    Param("queue", "str", "mpfs_scan", "queue policy (a plug-in: see the plug-in points)",
+          choices=QUEUE_NAMES, plugin=True),
     Param("allocation", "str", "first_fit", "allocation policy: part 1's, or a topology-aware method "
-          "(network = 'packet' only)", choices=tuple(ALLOCATIONS) + TOPO_METHODS),
+          "(network = 'packet' only)",
+          choices=tuple(ALLOCATIONS) + TOPO_METHODS, plugin=True),
     Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
           choices=CL_MASKS),
     Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
@@ -96,6 +106,32 @@ PARAMS = (
 METRICS = CORE_METRICS + NETWORK_METRICS
 PYSS_QUEUES = ("fcfs", "easy", "conservative")
 
+_BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
+PLUGINS = (
+    PluginPoint(
+        "queue", "decide", plugin_api.QUEUE_SIG,
+        (("now", "float64: the time (s)"), ("queue", "int64[:]: the waiting jobs"),
+         ("running", "int64[:]: the running jobs"), ("run_end", "float64[:]: their estimated ends (s)"),
+         ("jobs", "Jobs: per-job arrays"), ("nodes", "Nodes: per-node arrays, free and total cores"),
+         ("memory", "float64[:]: the plug-in's own (64 + jobs entries, 0 at the start of a replication)")),
+        "int64: the position in queue of a job to start now, or -1 to start no more now; called again "
+        "after each start, while the smallest waiting job's cores are free",
+        plugin_api.STATE,
+        tuple((name, _BUILTIN + name) for name in ("fcfs", "easy", "mpfs_scan")),
+        plugin_api.HELPERS,
+        "Textbook semantics, network 'none', any allocation; a job that does not fit fails the replication."),
+    PluginPoint(
+        "allocation", "allocate", plugin_api.ALLOC_SIG,
+        (("now", "float64: the time (s)"), ("job", "int64: the starting job j"),
+         ("jobs", "Jobs: as for queue"), ("nodes", "Nodes: as for queue"),
+         ("chosen", "int64[:]: write the chosen nodes here"), ("procs", "int64[:]: and the processes on each"),
+         ("memory", "float64[:]: the plug-in's own (64 + jobs entries)")),
+        "int64: m, the number of nodes written, or -1: no room for this job now (the pass ends)",
+        (), (("first_fit", _BUILTIN + "first_fit"),), plugin_api.HELPERS,
+        "With queue fcfs, easy, mpfs_scan (run as plug-ins) or a queue plug-in; a node listed twice, busy or "
+        "out of range, or a total other than the job's size fails the replication."),
+)
+
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
     try:
@@ -103,6 +139,9 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     except ValueError:
         return [f"layout {params.get('layout')!r} is not kind[:AxBxC] with numeric sizes"]
     errors = []
+    plugged = [k for k in ("queue", "allocation") if is_plugin_path(params[k])]
+    if plugged:
+        errors += _check_plugins(params, plugged)
     topo_aware = params["allocation"] in TOPO_METHODS
     if params["network"] == "none" and topo_aware:
         errors.append(f"allocation {params['allocation']!r} is topology-aware: it needs network = 'packet'; "
@@ -142,6 +181,20 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors += netsched.check_network(params)
         if not errors and params["allocation"] in ("paging", "mbs"):
             errors += _check_torus_sizes(params)
+    return errors
+
+
+def _check_plugins(p: Mapping[str, Any], plugged: list[str]) -> list[str]:
+    """Where plug-ins run: the textbook kernel without the network (``plugin_kernel.py``)."""
+    what = " and ".join(f"{k} = {p[k]!r}" for k in plugged)
+    errors = []
+    if p["semantics"] != "textbook":
+        errors.append(f"{what}: plug-ins run in semantics = 'textbook', not {p['semantics']!r}")
+    if p["network"] != "none":
+        errors.append(f"{what}: plug-ins run with network = 'none', not {p['network']!r}")
+    if "allocation" in plugged and p["queue"] == "conservative":
+        errors.append(f"{what}: an allocation plug-in runs with queue fcfs, easy, mpfs_scan or a queue plug-in, "
+                      "not 'conservative' (its reservations plan on the built-in allocation)")
     return errors
 
 
@@ -300,10 +353,32 @@ def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]
         t0 = time.perf_counter()
         r = pyss_kernel.schedule_flow(f, p["queue"], p["cl_mask"])
         return f, r, time.perf_counter() - t0
+    if is_plugin_path(p["queue"]) or is_plugin_path(p["allocation"]):
+        return f, *_schedule_plugins(p, f, alloc_seed)
     t0 = time.perf_counter()
     r = simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores, f.node_mem,
                  f.node_disk, f.node_speed, p["queue"], p["allocation"], alloc_seed, p["cl_mask"])
     return f, r, time.perf_counter() - t0
+
+
+def _schedule_plugins(p: Mapping[str, Any], f: Flow, alloc_seed: int) -> tuple[Result, float]:
+    """The schedule with plug-ins (``plugin_kernel``, compiled only by specs that name one),
+    and the kernel wall time (s). A built-in queue runs as its plug-in form; a built-in
+    allocation runs as itself."""
+    from . import plugin_kernel
+    from .._plugins import function
+    from .bookkeeping import CL_MASKS
+
+    module = sys.modules[__name__]
+    queue_fn = function(module, "queue", p["queue"])
+    if is_plugin_path(p["allocation"]):
+        alloc_fn, alloc_code = function(module, "allocation", p["allocation"]), -1
+    else:     # the placeholder is never called: the kernel takes one function type
+        alloc_fn, alloc_code = function(module, "allocation", "first_fit"), ALLOCATIONS.index(p["allocation"])
+    t0 = time.perf_counter()
+    r = plugin_kernel.simulate(f, queue_fn, alloc_fn, alloc_code, CL_MASKS.index(p["cl_mask"]), alloc_seed,
+                               (p["queue"], p["allocation"]))
+    return r, time.perf_counter() - t0
 
 
 def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:

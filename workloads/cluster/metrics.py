@@ -32,7 +32,7 @@ METRICS = (
     Metric("var_wait", "s^2", "fairness: variance of the waiting time over jobs"),
     Metric("killed_jobs", "jobs", "jobs killed at their estimate t / min s"),
     Metric("spread", "1", "JD: mean over jobs of distinct nodes used / cores requested"),
-    Metric("jobs", "jobs", "jobs simulated (after dropping)"),
+    Metric("jobs_simulated", "jobs", "jobs simulated (after dropping)"),
     Metric("dropped_jobs", "jobs",
            "trace jobs dropped: run time < 0 or no processor count, or larger than the machine"),
     Metric("dropped_too_large", "jobs", "trace jobs dropped because they ask for more processors than the machine"),
@@ -80,7 +80,7 @@ def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: 
         makespan=float(res.end.max()), mean_wait=float(wait.mean()), max_wait=float(wait.max()),
         var_wait=float(wait.var()), killed_jobs=float((~ok).sum()),
         mean_bsld=float(bsld.mean()) if bsld.size else np.nan, max_bsld=float(bsld.max()) if bsld.size else np.nan,
-        spread=float(np.mean(res.nodes_used / cores_req)), jobs=float(submit.size),
+        spread=float(np.mean(res.nodes_used / cores_req)), jobs_simulated=float(submit.size),
         wait_quantiles=quantiles(wait), response_quantiles=quantiles(res.end - submit), bsld_quantiles=quantiles(bsld),
     )
     reason = 0

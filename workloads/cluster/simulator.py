@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workloads._contract import kernel_array
+from schedsweep.workloads._contract import kernel_array
 
 from . import allocation, events, profile
 from ._jit import kernel, kernel_inline

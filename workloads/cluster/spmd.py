@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from workloads._contract import kernel_array
+from schedsweep.workloads._contract import kernel_array
 
 from . import network as net
 from .network import A_BLOCK, A_RECVS, COMPUTE_END, NEED_ROOM, kernel

@@ -215,7 +215,7 @@ def write_flow(path: str, job_id: np.ndarray, submit: np.ndarray, run: np.ndarra
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Simulate one flow and write its schedule as SWF (``python -m workloads.cluster.swf``);
+    """Simulate one flow and write its schedule as SWF (``python -m schedsweep.workloads.cluster.swf``);
     with ``--flow-only``, write the generated flow itself, unscheduled."""
     import argparse
 

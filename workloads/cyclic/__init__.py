@@ -55,16 +55,17 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs
+from .._contract import QUANTILES, Metric, Param, empty_outputs
 from ..environment import ENVIRONMENT_PARAMS
 from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
 from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
 from .frsm import TIME_QUANTITIES
-from .metrics import cycle_metrics
+from .metrics import cycle_metrics, cycle_records
+from .plugins import PLUGINS, VO_LIMITS
 
-__all__ = ["METRICS", "PARAMS", "REASONS", "check_params", "run_batch", "run_cycle"]
+__all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
 #: Where a default's calibration is written (issue 17 item 2), for the Param descriptions.
 _CAL = ("calibrated against T14 Tables 1-2 (before {before}; distance 76.2% -> 19.1%, failure rate "
@@ -94,7 +95,11 @@ PARAMS = (
     Param("runtime_factor_max", "float", 1.0, "highest rho_i", low=1e-9, high=1.0),
     # method
     Param("method", "str", "css", "scheduling method", choices=METHODS),
-    Param("strategy", "str", "min_time", "DP combination strategy", choices=tuple(STRATEGIES)),
+    Param("strategy", "str", "min_time", "DP combination strategy, or a plug-in VO criterion "
+          "'package.module:function' (`schedsweep workloads cyclic`)", choices=tuple(STRATEGIES), plugin=True),
+    Param("vo_limit", "str", "cost", "with a plug-in strategy (VO criterion): the quantity whose total is "
+          "limited, cost (B*, as min_time) or time (T*, as min_cost); built-in strategies fix their own",
+          choices=VO_LIMITS),
     Param("dp_time", "str", "proc_time", "what 'time' is in the DP: processor time, runtime or finish",
           choices=TIME_QUANTITIES),
     Param("dp_resolution", "float", 1.0, "DP level size (quantities rounded up, limit down) (time or money)",
@@ -135,6 +140,8 @@ METRICS = (
     Metric("proc_time", "time", "planned processor time sum len_k, mean over the jobs scheduled"),
     Metric("cost", "money", "window cost sum c_k len_k, mean over the jobs scheduled"),
     Metric("f_value", "time", "F = start + processor time (planned), mean over the jobs scheduled"),
+    Metric("start_quantiles", "time", "percentiles over the jobs scheduled of the planned start", dims=QUANTILES),
+    Metric("finish_quantiles", "time", "percentiles over the jobs scheduled of the planned finish", dims=QUANTILES),
     Metric("actual_start", "time", "actual start (BF: re-planned), mean over the jobs that ran"),
     Metric("actual_runtime", "time", "actual runtime rho max len_k, mean over the jobs that ran"),
     Metric("actual_finish", "time", "actual finish start + rho max len_k, mean over the jobs that ran"),
@@ -203,3 +210,9 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         for name, value in values.items():
             out[name][r] = value
     return out
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-job records of replication ``seed``: the cycle's planned windows, one row per job
+    and node (``pipeline.records``; ``schedsweep gantt`` draws them)."""
+    return cycle_records(run_cycle(params, int(seed)))

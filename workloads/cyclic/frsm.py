@@ -12,7 +12,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .alternatives import Alternatives, conflicts, find_alternatives
-from .dp import choose, strategy_arrays
+from .dp import STRATEGIES, choose, strategy_arrays
+from .plugins import criterion_of, vo_values
 from .search import cut_spans
 
 TIME_QUANTITIES = ("proc_time", "runtime", "finish")
@@ -53,16 +54,20 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
                     node_len: np.ndarray, node_cost: np.ndarray, budget: np.ndarray, n: np.ndarray,
                     criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
                     dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None,
-                    shared: bool = False, retry: bool = False) -> Plan:
+                    shared: bool = False, vo_limit: str = "cost",
+                    retry: bool = False) -> Plan:
     """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
 
     ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
     a plan to fill in (else a fresh one for ``len(budget)`` jobs). ``shared``: alternatives of
     different jobs may share slots; the combination step keeps conflict-free combinations.
+    ``strategy``: a built-in (:data:`.dp.STRATEGIES`) or a plug-in VO criterion
+    "pkg.mod:func" (:mod:`.plugins`), minimised under ``sum g <= g*`` with g = ``vo_limit``.
     ``retry`` (with ``shared``): a job the combination step had to postpone (every alternative
     conflicts) searches once more, in priority order, for one window by its criterion on the
     slots left after the sub-batch's chosen windows *(our rule)*; postponed only if none.
     """
+    plugin = None if strategy in STRATEGIES else criterion_of(strategy)
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
     flagged = plan.flagged
@@ -80,7 +85,11 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
             continue
         rows = np.concatenate([np.arange(alts.offsets[q], alts.offsets[q + 1]) for q in have])
         offsets = np.concatenate(([0], np.cumsum(counts[have])))
-        v, g, maximize = strategy_arrays(strategy, alternative_time(alts, dp_time)[rows], alts.cost[rows])
+        if plugin is None:
+            v, g, maximize = strategy_arrays(strategy, alternative_time(alts, dp_time)[rows], alts.cost[rows])
+        else:
+            v, g, maximize = _plugin_arrays(plugin, strategy, vo_limit, alts, rows, counts[have],
+                                            jobs[have], budget, dp_time)
         conflict = conflicts(alts, node_len)[np.ix_(rows, rows)] if shared else None
         combo = choose(offsets, v, g, maximize, resolution, conflict)
         flagged = flagged or combo.flagged
@@ -109,3 +118,16 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
                 chosen = one.nodes[0][one.nodes[0] >= 0]
                 slots = cut_spans(*slots, chosen, one.start[0], node_len[j, chosen])
     return plan._replace(flagged=flagged)
+
+
+def _plugin_arrays(plugin, name: str, vo_limit: str, alts: Alternatives, rows: np.ndarray, counts: np.ndarray,
+                   jobs: np.ndarray, budget: np.ndarray, dp_time: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(v, g, maximize)`` of a plug-in VO criterion on the step's alternatives ``rows``."""
+    time_q = alternative_time(alts, dp_time)[rows]
+    cost = alts.cost[rows]
+    owner = np.repeat(jobs, counts)
+    v = vo_values(plugin, name, time_q, cost, alts.start[rows], alts.runtime[rows], alts.proc_time[rows],
+                  np.asarray(budget, np.float64)[owner], owner)
+    if vo_limit not in ("cost", "time"):
+        raise ValueError(f"vo_limit must be 'cost' or 'time', got {vo_limit!r}")
+    return v, (cost if vo_limit == "cost" else time_q), False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._contract import quantiles
 from .batch import CRITERION_NAMES
 from .cycle import Cycle
 from .execution import job_times, node_busy
@@ -38,6 +39,9 @@ def cycle_metrics(cycle: Cycle, interval: float) -> dict[str, float | np.ndarray
     for name in _TIMES:
         out[name] = _mean(getattr(planned, name))
     out["f_value"] = _mean(planned.f_value)
+    for name in ("start", "finish"):
+        values = getattr(planned, name)
+        out[name + "_quantiles"] = quantiles(values[~np.isnan(values)])
     for name in ("start", "runtime", "finish", "proc_time"):
         out["actual_" + name] = _mean(getattr(actual, name))
     out["actual_f_value"] = _mean(actual.f_value)
@@ -65,3 +69,23 @@ def cycle_metrics(cycle: Cycle, interval: float) -> dict[str, float | np.ndarray
     out["crit_jobs"] = counts
     out["reason"] = 0 if ran.all() else (1 if ran.any() else 2)
     return out
+
+
+def cycle_records(cycle: Cycle) -> dict[str, np.ndarray]:
+    """Per-job records of a cycle's plan (``pipeline.records``): one row per job and node of
+    its window, ``end`` = start + that node's slot length, ``size`` 1 (one slot), ``status`` 0
+    scheduled, 2 postponed (one row, node -1, NaN times). The batch arrives at the cycle's
+    start, so ``submit`` is 0."""
+    plan = cycle.plan
+    ran = ~np.isnan(plan.start)
+    pieces = np.where(ran, (plan.nodes >= 0).sum(axis=1), 1)
+    job = np.repeat(np.arange(len(plan.start)), pieces)
+    node = np.full(job.size, -1, np.int64)
+    end = np.full(job.size, np.nan)
+    first = np.concatenate(([0], np.cumsum(pieces)[:-1]))
+    for j in np.flatnonzero(ran):
+        ks = plan.nodes[j][plan.nodes[j] >= 0]
+        node[first[j]:first[j] + ks.size] = ks
+        end[first[j]:first[j] + ks.size] = plan.start[j] + cycle.node_len[j, ks]
+    return {"job": job.astype(np.int64), "submit": np.zeros(job.size), "start": plan.start[job], "end": end,
+            "resource": node, "size": np.ones(job.size, np.int64), "status": np.where(ran, 0, 2)[job]}

@@ -17,7 +17,13 @@ With a CPU chain (``cpu = markov``) every policy, and the LP, uses ``a_j`` = the
 mean of machine j's chain (source, for the LP); the true level only drives the work.
 The LP is solved before the kernel runs, once per distinct (available set, estimates) key
 of the precomputed availability timeline (see ``policies.py``, ``timeline.py``), by the
-numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``).
+numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``). ``lpas_dg_robust``
+(``robust_solver = face``, default since issue 20) takes the vertex from the same numba
+simplex and then computes the maximal support of the optimal face exactly on its warm
+tableau (``face.py``), about 20x faster per replication than the former default
+``robust_solver = ipm`` (HiGHS vertex + HiGHS interior point, thresholded), which stays
+available; their supports differ on ~1% of the keys, nearly all on entries within a factor
+30 of the zero threshold (benchmarks/lpas.md).
 """
 from __future__ import annotations
 
@@ -27,11 +33,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Metric, Param, empty_outputs
+from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
+from .._plugins import PluginError, is_path, resolve
 from .lp import ZERO_TOL
+from .plugins import DISPATCH, PLUGINS
 from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
-from .simulator import (POLICY_CODE, ST_ARRIVED, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND,
-                        ST_QMAX, ST_RESUB, ST_STOP, STOP_UNSTABLE, WORK_CODE, _simulate)
+from .simulator import (BAD_ELIG, BAD_EMPTY, BAD_RANGE, N_STATS, POLICY_CODE, ST_ARRIVED, ST_ERR_CHOICE,
+                        ST_ERR_MACHINE, ST_ERR_WHY, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND, ST_QMAX, ST_RESUB,
+                        ST_STOP, STOP_PLUGIN, STOP_UNSTABLE, WORK_CODE, _simulate)
 from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
                       g_weibull_scales, load_rates, partial_availability)
 from .timeline import Timeline, draw_timeline, estimated_views, lp_keys
@@ -64,7 +73,8 @@ PARAMS = (
     Param("alpha", "floats", (), "arrival rates per class (tasks per time unit); overrides the "
           "system's vector; required for 'generated' (its 95%-load vector) and 'custom'", low=0.0),
     Param("arrival_scale", "float", 1.0, "multiplies the arrival vector (e.g. 0.75)", low=1e-9),
-    Param("policy", "str", "gcmu", "dispatch policy", choices=POLICIES),
+    Param("policy", "str", "gcmu", "dispatch policy, or a plug-in dispatch rule 'package.module:function' "
+          "(which class an idle machine pulls; `schedsweep workloads desktop_grid`)", choices=POLICIES, plugin=True),
     Param("failures", "str", "none", "machine up/down periods: none, exponential (rate fail_rate, "
           "mean down_mean) or weibull (shape/scales below, constant down time down_mean)",
           choices=("none", "exponential", "weibull")),
@@ -96,8 +106,16 @@ PARAMS = (
     Param("lp_solver", "str", "simplex", "solver of lpas_dg's vertex LP: simplex (dense numba "
           "simplex, all states of a replication in one call) or highs (highspy, one re-solve per "
           "state); same LP and degenerate rule, but where the optimal vertex is not unique they "
-          "may pick different optimal vertices; lpas_dg_robust always uses HiGHS",
+          "may pick different optimal vertices; lpas_dg_robust: see robust_solver",
           choices=("simplex", "highs")),
+    Param("robust_solver", "str", "face", "how lpas_dg_robust finds the maximal support: face "
+          "(default since issue 20: numba simplex vertex, then the exact maximal support of the "
+          "optimal face on its warm tableau, = per-entry maximisation; ~0.1 ms per key) or ipm "
+          "(the former default: HiGHS vertex, then HiGHS interior point without crossover, "
+          "thresholded; 1.3-4 ms per key). Supports differ on ~1% of keys, nearly all on entries "
+          "whose face maximum is within a factor 30 of zero_tol * max delta, where the IPM's "
+          "support depends on where it stops; on ~0.2% the IPM misses entries well inside the "
+          "face (benchmarks/lpas.md)", choices=("face", "ipm")),
     Param("zero_tol", "float", ZERO_TOL, "delta_ij counts as zero when <= zero_tol * max delta",
           low=0.0, high=0.1),
     Param("work_dist", "str", "exponential", "nominal work w of a task (mean 1): exponential, "
@@ -115,12 +133,15 @@ METRICS = (
     Metric("W", "time", "mean completion minus original arrival time of the tasks completed "
            "in [warmup, horizon] (includes time lost to resubmissions)"),
     Metric("W_class", "time", "W per task class (NaN beyond the system's classes)", dims=_J),
+    Metric("W_quantiles", "time", "percentiles over the tasks completed in [warmup, horizon] of completion "
+           "minus original arrival (NaN when W is)", dims=QUANTILES),
     Metric("completed_class", "tasks", "tasks completed in [warmup, horizon] per class", dims=_J),
     Metric("lambda_star", "1", "lambda* of the LP in force at the horizon (LP policies)"),
     Metric("n_zeros", "entries", "zero entries of that LP's delta on available machines"),
     Metric("lp_keys", "keys", "distinct (available set, CPU estimates) keys, one LP each"),
-    Metric("lp_solves", "solves", "LP solves (search and robust runs included, robust runs "
-           "found in the process-wide cache counted too)"),
+    Metric("lp_solves", "solves", "LP solves (search and robust runs included: robust_solver face "
+           "counts its LPs over the optimal face, ipm its interior-point runs, those found in the "
+           "process-wide cache too)"),
     Metric("lp_degenerate", "keys", "keys whose vertex kept more than NM+1-N-M zeros"),
     Metric("robust_fallbacks", "keys", "robust solutions of complete support replaced by the vertex"),
     Metric("resubmissions", "tasks", "tasks interrupted by a machine failure and resubmitted"),
@@ -287,6 +308,8 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
     task number); ``script = (times, classes, works, restart_works)`` replaces the random
     arrivals and work, ``timeline`` the drawn availability changes (tests);
     ``keep_inputs`` adds the kernel's inputs as ``inputs`` (naive-simulator tests).
+    A ``policy`` given as a plug-in path runs that dispatch rule (:mod:`.plugins`); its
+    impossible choice raises :class:`PluginError` (the replication fails).
     """
     t_start = time.perf_counter()
     p = with_case(params)
@@ -309,7 +332,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         chg_key, states = lp_keys(tl, view0, chg_view)
         table = lp_eligibility(p["policy"], sysm.mu_nom, alpha, states, alg_rng,
                                p["degenerate"], p["degenerate_tries"], p["zero_tol"],
-                               p["lp_solver"])
+                               p["lp_solver"], p["robust_solver"])
     else:
         chg_key = np.zeros(tl.time.size, np.int64)
         table = all_eligible(n, m)
@@ -318,8 +341,9 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
         inputs = dict(system=sysm, alpha=alpha, cpu=cpu, timeline=tl, view0=view0, chg_view=chg_view,
                       chg_key=chg_key, table=table, arr_rng=gen(children[0]),
                       work_rngs=[gen(c) for c in work_children])
+    rule = resolve(p["policy"], DISPATCH).cfunc if is_path(p["policy"]) else None
     out = _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table, chain_keys,
-                      arr_rng, work_rng, rework_rng, trace, script)
+                      arr_rng, work_rng, rework_rng, trace, script, rule)
     if keep_inputs:
         out["inputs"] = inputs
     out["wall_s"] = time.perf_counter() - t_start
@@ -327,7 +351,7 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
 
 
 def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: EligibilityTable,
-                chain_keys, arr_rng, work_rng, rework_rng, trace, script) -> dict:
+                chain_keys, arr_rng, work_rng, rework_rng, trace, script, rule=None) -> dict:
     n, m = sysm.mu_nom.shape
     if script is None:
         script = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
@@ -335,19 +359,31 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
                            np.asarray(script[2], float), np.asarray(script[3], float))
     sum_w = np.zeros(n)
     cnt_w = np.zeros(n, np.int64)
-    busy = np.zeros(2)
-    stats = np.zeros(8, np.int64)
+    busy = np.zeros(3)
+    stats = np.zeros(N_STATS, np.int64)
     tr_t = np.zeros(trace)
     tr_k, tr_m, tr_task = (np.zeros(trace, np.int64) for _ in range(3))
     total = float(alpha.sum())
-    _simulate(POLICY_CODE[p["policy"]], sysm.mu_nom, np.asarray(cpu["a"], float), view0,
+    # with a plug-in rule the policy code only places arriving tasks (fastest idle machine)
+    code = POLICY_CODE["gcmu"] if rule is not None else POLICY_CODE[p["policy"]]
+    # room for the expected completions (the kernel grows it if a run completes more)
+    expected = total * max(0.0, float(p["horizon"]) - float(p["warmup"]))
+    w_buf = np.empty(int(min(1.05 * expected, 1 << 22)) + 64)
+    w_buf, n_w = _simulate(code, np.ascontiguousarray(sysm.mu_nom), np.asarray(cpu["a"], float), view0,
               np.cumsum(alpha) / total, total, WORK_CODE[p["work_dist"]],
               tl.time, tl.machine, tl.up, chg_key, chg_view, tl.next_same, tl.next_down0,
               table.elig, 0, arr_rng, work_rng, rework_rng, s_t, s_c, s_w, s_rw,
               cpu["use_chain"], cpu["levels"], float(p["cpu_stay"]), cpu["cdf"], chain_keys,
               float(p["cpu_period"]), float(p["horizon"]), float(p["warmup"]), int(p["queue_bound"]),
               p["resubmit_order"] == "resubmission",
-              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task)
+              sum_w, cnt_w, busy, stats, tr_t, tr_k, tr_m, tr_task, w_buf, rule)
+    if stats[ST_STOP] == STOP_PLUGIN:
+        j, choice = int(stats[ST_ERR_MACHINE]), int(stats[ST_ERR_CHOICE])
+        why = {BAD_RANGE: f"there is no class {choice}: classes are 0..{n - 1}",
+               BAD_EMPTY: f"no task of class {choice} waits",
+               BAD_ELIG: f"machine {j} may not take class {choice}"}[int(stats[ST_ERR_WHY])]
+        raise PluginError(f"dispatch rule {p['policy']} at time {float(busy[2])!r}: machine {j} chose class {choice}, "
+                          f"an impossible choice ({why})")
     key = int(stats[ST_KEY])
     done = int(cnt_w.sum())
     q_end = int(stats[ST_QEND])
@@ -362,6 +398,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     out = {
         "W": sum_w.sum() / done if reason == 0 else np.nan,
         "W_class": w_class,
+        "W_quantiles": quantiles(w_buf[:n_w]) if reason == 0 else np.full(len(QUANTILE_LEVELS), np.nan),
         "completed_class": c_class,
         "lambda_star": float(table.lambda_star[key]),
         "n_zeros": float(table.n_zeros[key]) if table.n_zeros[key] >= 0 else np.nan,
@@ -404,3 +441,40 @@ def default_params(**overrides: Any) -> dict[str, Any]:
         raise KeyError(f"unknown desktop_grid parameters: {sorted(unknown)}")
     params.update(overrides)
     return params
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-task records of replication ``seed`` (``pipeline.records``), from the event trace:
+    one row per time a task ran on a machine (``size`` 1), ``status`` 0 completed, 1
+    interrupted by the machine's failure (the task was resubmitted and has a later row), 2
+    never started, 3 still running at the end (``end`` = the end of the run)."""
+    from .simulator import TR_ARRIVE, TR_COMPLETE, TR_FAIL, TR_START
+
+    cap = 1 << 16
+    while True:   # the trace must hold every event: grow it until it is not cut
+        res = simulate(params, seed, trace=cap)
+        if len(res["trace"]) < cap:
+            break
+        cap *= 4
+    events = res["trace"]
+    end_of_run = max((e[0] for e in events), default=0.0)
+    arrival: dict[int, float] = {}
+    running: dict[int, tuple[int, float]] = {}   # machine -> (task, start)
+    rows: list[tuple] = []
+    for t, kind, j, task in events:
+        if kind == TR_ARRIVE:
+            arrival[task] = t
+        elif kind == TR_START:
+            running[j] = (task, t)
+        elif kind in (TR_COMPLETE, TR_FAIL) and j in running and running[j][0] == task:
+            _, start = running.pop(j)
+            rows.append((task, arrival[task], start, t, j, 0 if kind == TR_COMPLETE else 1))
+    rows += [(task, arrival[task], start, end_of_run, j, 3) for j, (task, start) in running.items()]
+    started = {r[0] for r in rows}
+    rows += [(task, a, np.nan, np.nan, -1, 2) for task, a in arrival.items() if task not in started]
+    rows.sort(key=lambda r: (r[0], np.inf if np.isnan(r[2]) else r[2]))
+    cols = list(zip(*rows)) if rows else [()] * 6
+    return {"job": np.array(cols[0], np.int64), "submit": np.array(cols[1], float),
+            "start": np.array(cols[2], float), "end": np.array(cols[3], float),
+            "resource": np.array(cols[4], np.int64), "size": np.ones(len(rows), np.int64),
+            "status": np.array(cols[5], np.int64)}

@@ -7,9 +7,10 @@
 
 Two ways to state and solve it:
 
-* :func:`pulp_problem` / :func:`solve_pulp` state it with pulp and solve it with HiGHS
-  through pulp: the reference statement (tests compare the fast path against it). It costs
-  several milliseconds per solve in model building, too much for thousands of solves.
+* ``tests/naive_desktop_grid.py`` states it with pulp and solves it with HiGHS through
+  pulp: the reference statement the tests compare the fast paths against (several
+  milliseconds per solve in model building, too much for thousands of solves; pulp is a
+  test dependency only).
 * :class:`AllocationLP` is the re-solvable model used by the simulator, with two solvers
   (``solver``, the workload parameter ``lp_solver``):
 
@@ -20,12 +21,27 @@ Two ways to state and solve it:
   - ``highs``: one persistent ``highspy`` model over all M machines per replication; an
     unavailable machine's columns are fixed to 0 and a changed CPU estimate changes that
     machine's coefficients, so every re-solve is a warm-started dual simplex from the
-    previous basis (about 0.1 ms for 4 x 30, in Python). ``lpas_dg_robust`` always uses it.
+    previous basis (about 0.1 ms for 4 x 30, in Python).
 
   Both apply the spec's degenerate-vertex rule the same way (same random objectives from
   the same draws). Where the optimal vertex is unique the two give the same support; where
   the optimal face has several vertices (groups of identical or proportional machines)
   they may return different optimal vertices, each meeting the rule.
+
+``lpas_dg_robust`` (maximal support of the optimal face) has two paths, the workload
+parameter ``robust_solver``:
+
+* ``face`` (default since issue 20): :func:`solve_states_robust`, the vertex step of the
+  numba simplex followed by the exact maximal support of the optimal face on its warm
+  tableau (:mod:`.face`), all states in one compiled call (~0.1 ms per state for 4 x 30). Its
+  support equals :func:`max_support` (per-entry maximisation over the face, the spec's
+  solver-independent rule).
+* ``ipm`` (the former path): :class:`AllocationLP` with ``method = robust``: HiGHS vertex,
+  then the HiGHS interior point without crossover, thresholded (1.3-4 ms per state). Its
+  support differs from :func:`max_support` on ~1% of the states: nearly always on entries
+  whose face maximum is within a factor 30 of the threshold (where the support depends on
+  where the IPM stops), on ~0.2% on an entry well inside the face that the IPM's point
+  leaves below 1e-8 (benchmarks/lpas.md).
 
 Variable order: ``delta[i, j]`` at column ``i*M + j``, ``lambda`` last. Rows: N class rows,
 then M machine rows.
@@ -39,9 +55,10 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
-import pulp
 
+from . import face as _face
 from . import simplex as _sx
+from . import states as _states
 
 ZERO_TOL = 1e-7
 LP_SOLVERS = ("simplex", "highs")
@@ -87,34 +104,6 @@ def _solution(lam: float, delta: np.ndarray, available: np.ndarray, zero_tol: fl
     n_av = int(available.sum())
     n = delta.shape[0]
     return LPSolution(lam, delta, sup, n * n_av - int(sup.sum()), z0(n, n_av))
-
-
-# --------------------------------------------------------------------------- pulp statement
-def pulp_problem(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None):
-    """The allocation LP stated with pulp: ``(problem, lambda variable, {(i, j): delta})``."""
-    n, m = mu.shape
-    up = range(m) if available is None else np.flatnonzero(available)
-    prob = pulp.LpProblem("lpas_dg", pulp.LpMaximize)
-    lam = pulp.LpVariable("lam", lowBound=0)
-    d = {(i, j): pulp.LpVariable(f"d_{i}_{j}", lowBound=0) for i in range(n) for j in up}
-    prob += lam
-    for i in range(n):
-        prob += pulp.lpSum(float(mu[i, j]) * d[i, j] for j in up) >= float(alpha[i]) * lam, f"class_{i}"
-    for j in up:
-        prob += pulp.lpSum(d[i, j] for i in range(n)) <= 1, f"machine_{j}"
-    return prob, lam, d
-
-
-def solve_pulp(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-    """Solve the pulp statement with HiGHS (through pulp): ``(lambda*, delta (N, M))``."""
-    prob, lam, d = pulp_problem(mu, alpha, available)
-    prob.solve(pulp.HiGHS(msg=False))
-    if pulp.LpStatus[prob.status] != "Optimal":
-        raise RuntimeError(f"allocation LP: pulp/HiGHS status {pulp.LpStatus[prob.status]}")
-    delta = np.zeros(mu.shape)
-    for (i, j), var in d.items():
-        delta[i, j] = var.value() or 0.0
-    return float(lam.value()), delta
 
 
 def max_throughput(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> float:
@@ -353,6 +342,7 @@ class _SimplexModel:
         self.lam_unit = _sx.lambda_scale(mu_nom, np.asarray(alpha, float))
         self.work = _sx.new_state(self.n, self.m)
         self.counts = np.zeros(5, np.int64)
+        self.face_counts = np.zeros(5, np.int64)
 
     @property
     def solves(self) -> int:
@@ -363,7 +353,9 @@ class _SimplexModel:
         return int(self.counts[_sx.C_SEARCH])
 
     def solve(self, states: np.ndarray, rng: np.random.Generator, search: bool, tries: int,
-              zero_tol: float, keep_delta: bool = False) -> StateSolutions:
+              zero_tol: float, keep_delta: bool = False, robust: bool = False) -> StateSolutions:
+        """Vertex solutions of ``states`` (see :func:`solve_states`), or with ``robust`` the
+        maximal supports of :mod:`.face` (see :func:`solve_states_robust`)."""
         states = np.ascontiguousarray(states, float)
         k, n, m = states.shape[0], self.n, self.m
         if states.shape[1] != m:
@@ -371,14 +363,16 @@ class _SimplexModel:
         out = StateSolutions(np.zeros((k, n, m), np.uint8), np.zeros(k), np.zeros(k, np.int64),
                              np.zeros(k, np.int64), np.zeros((k if keep_delta else 1, n, m)))
         w = self.work
-        bad = _sx.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
-                               self.lam_unit, states, w["Binv"], w["xb"], w["d"], w["head"], w["pos"],
-                               w["istate"], w["bcur"], bool(search), int(tries),
-                               float(zero_tol), OPT_SLACK, rng, out.elig, out.delta,
-                               out.lambda_star, out.n_zeros, out.z0, self.counts)
+        bad = _states.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
+                                   self.lam_unit, states, w["Binv"], w["xb"], w["d"], w["head"],
+                                   w["pos"], w["istate"], w["bcur"], bool(search), int(tries),
+                                   float(zero_tol), OPT_SLACK, bool(robust), rng, out.elig, out.delta,
+                                   out.lambda_star, out.n_zeros, out.z0, self.counts, self.face_counts)
+        what = (("robust_solver 'face'", "robust_solver 'ipm'") if robust else
+                ("lp_solver 'simplex'", "lp_solver 'highs'"))
         if bad >= 0:
-            raise RuntimeError(f"allocation LP (lp_solver 'simplex'): no certified optimum for "
-                               f"state {bad} (estimates {states[bad].tolist()}); use lp_solver 'highs'")
+            raise RuntimeError(f"allocation LP ({what[0]}): no certified optimum for "
+                               f"state {bad} (estimates {states[bad].tolist()}); use {what[1]}")
         return out
 
 
@@ -399,11 +393,33 @@ def solve_states(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray, rng:
                  "pivots": int(c[_sx.C_PIVOTS]), "refactors": int(c[_sx.C_REFACTORS])}
 
 
-def max_support(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None,
-                zero_tol: float = ZERO_TOL) -> np.ndarray:
-    """Maximal-support set of the optimal face, solver-independently: with
-    ``lambda >= lambda*(1 - OPT_SLACK)`` maximise each ``delta_ij`` in turn; the support is the set
-    whose maximum exceeds ``zero_tol`` times the largest maximum. (N*M LPs: for tests.)"""
+def solve_states_robust(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray,
+                        rng: np.random.Generator, degenerate: str = "search", tries: int = 20,
+                        zero_tol: float = ZERO_TOL, keep_delta: bool = False) -> tuple[StateSolutions, dict]:
+    """``lpas_dg_robust`` with ``robust_solver = face``: for every state, in order, the
+    vertex step of :func:`solve_states` (same warm simplex, degenerate search and draws from
+    ``rng``), then the maximal support of the optimal face computed exactly on the warm
+    tableau (:mod:`.face`; equals :func:`max_support`). ``elig`` is that support, or the
+    chosen vertex's where it is complete (a fallback); ``n_zeros`` the zeros of what is used;
+    ``lambda_star`` the vertex's; ``delta`` (with ``keep_delta``) the per-entry face maxima
+    behind the threshold (lower bounds, exact near it). Counters: solves, search_solves,
+    face_rounds (max-sum LPs), entry_solves (single-entry maxima), ambiguous_keys (keys that
+    needed them for U), top_keys (keys whose largest face maximum was computed), fallbacks."""
+    if degenerate not in ("search", "accept"):
+        raise ValueError(f"degenerate {degenerate!r}: allowed 'search' or 'accept'")
+    model = _SimplexModel(np.ascontiguousarray(mu_nom, float), np.asarray(alpha, float))
+    out = model.solve(states, rng, degenerate == "search", tries, zero_tol, keep_delta, robust=True)
+    c, f = model.counts, model.face_counts
+    return out, {"solves": int(c[_sx.C_SOLVES]), "search_solves": int(c[_sx.C_SEARCH]),
+                 "pivots": int(c[_sx.C_PIVOTS]), "refactors": int(c[_sx.C_REFACTORS]),
+                 "face_rounds": int(f[_face.F_ROUNDS]), "entry_solves": int(f[_face.F_ENTRY]),
+                 "ambiguous_keys": int(f[_face.F_AMBIGUOUS]), "top_keys": int(f[_face.F_TOP]),
+                 "fallbacks": int(f[_face.F_FALLBACK])}
+
+
+def face_maxima(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> np.ndarray:
+    """Per entry, the largest ``delta_ij`` on the optimal face ``lambda >= lambda*(1 -
+    OPT_SLACK)``, by HiGHS (one LP per available entry; 0 on unavailable machines)."""
     lp = AllocationLP(mu, alpha, degenerate="accept")
     available = np.ones(mu.shape[1], bool) if available is None else np.asarray(available, bool)
     first = lp.solve(available)
@@ -417,4 +433,14 @@ def max_support(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None 
                 cost[i * m + j] = -1.0
                 h.changeColsCost(nc, np.arange(nc, dtype=np.int32), cost)
                 best[i, j] = lp._split(lp._run(h))[1][i, j]
-    return support_of(best, available, zero_tol)
+    return best
+
+
+def max_support(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None,
+                zero_tol: float = ZERO_TOL) -> np.ndarray:
+    """Maximal-support set of the optimal face, solver-independently: with
+    ``lambda >= lambda*(1 - OPT_SLACK)`` maximise each ``delta_ij`` in turn
+    (:func:`face_maxima`); the support is the set whose maximum exceeds ``zero_tol`` times
+    the largest maximum. (N*M LPs: for tests.)"""
+    available = np.ones(mu.shape[1], bool) if available is None else np.asarray(available, bool)
+    return support_of(face_maxima(mu, alpha, available), available, zero_tol)

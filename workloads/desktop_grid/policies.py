@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lp import ZERO_TOL, AllocationLP, solve_states
+from .lp import ZERO_TOL, AllocationLP, solve_states, solve_states_robust
 from .simulator import POLICY_CODE
 
 POLICIES = tuple(POLICY_CODE)
@@ -47,17 +47,26 @@ def all_eligible(n: int, m: int) -> EligibilityTable:
 
 def lp_eligibility(policy: str, mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray,
                    rng: np.random.Generator, degenerate: str = "search", tries: int = 20,
-                   zero_tol: float = ZERO_TOL, lp_solver: str = "simplex") -> EligibilityTable:
+                   zero_tol: float = ZERO_TOL, lp_solver: str = "simplex",
+                   robust_solver: str = "face") -> EligibilityTable:
     """Solve the LP for every state (row: estimate of each available machine, -1 if not
-    available) and threshold its support into eligibility. ``lp_solver``: ``simplex`` (all
-    states in one numba call) or ``highs`` (one highspy re-solve per state); the robust
-    policy always uses HiGHS (interior point)."""
+    available) and threshold its support into eligibility. ``lp_solver`` (``lpas_dg``):
+    ``simplex`` (all states in one numba call) or ``highs`` (one highspy re-solve per
+    state). ``robust_solver`` (``lpas_dg_robust``): ``face`` (numba simplex vertex, then
+    the exact maximal support of the optimal face, all states in one call) or ``ipm``
+    (HiGHS vertex, then HiGHS interior point without crossover, thresholded)."""
     t0 = time.perf_counter()
     n, m = mu_nom.shape
+    if robust_solver not in ("face", "ipm"):
+        raise ValueError(f"robust_solver {robust_solver!r}: allowed 'face' or 'ipm'")
     if policy == "lpas_dg" and lp_solver == "simplex":
         sol, counts = solve_states(mu_nom, alpha, states, rng, degenerate, tries, zero_tol)
         return EligibilityTable(sol.elig, sol.lambda_star, sol.n_zeros, sol.z0, counts["solves"],
                                 0, 0, time.perf_counter() - t0)
+    if policy == "lpas_dg_robust" and robust_solver == "face":
+        sol, counts = solve_states_robust(mu_nom, alpha, states, rng, degenerate, tries, zero_tol)
+        return EligibilityTable(sol.elig, sol.lambda_star, sol.n_zeros, sol.z0, counts["solves"],
+                                counts["fallbacks"], 0, time.perf_counter() - t0)
     if lp_solver not in ("simplex", "highs"):
         raise ValueError(f"lp_solver {lp_solver!r}: allowed 'simplex' or 'highs'")
     method = "robust" if policy == "lpas_dg_robust" else "vertex"

@@ -1,4 +1,5 @@
-"""A small dense simplex in numba for the allocation LP of ``lpas_dg`` (``lp_solver = simplex``).
+"""A small dense simplex in numba for the allocation LP of ``lpas_dg`` (``lp_solver = simplex``)
+and for the vertex step of ``lpas_dg_robust`` (``robust_solver = face``, :mod:`.face`).
 
 The LP of one state (available set, CPU estimates ``a``) is solved in the scaled variables
 ``y[i, j] = delta[i, j] * a[j]`` (time fraction times CPU share):
@@ -26,8 +27,9 @@ solution is certified against the original data (primal residual, dual feasibili
 restarts from the slack basis (Bland's rule after a run of degenerate pivots prevents
 cycling).
 
+The per-state driver is :func:`.states.solve_states` (this module holds the solver).
 Degenerate vertices (more than ``z0 = N*M_av + 1 - N - M_av`` zeros) follow the spec's
-``search`` rule exactly as the HiGHS path does: ``lambda >= lambda*(1 - opt_slack)``,
+``search`` rule there exactly as the HiGHS path does: ``lambda >= lambda*(1 - opt_slack)``,
 minimise ``sum r_ij delta_ij`` with ``r ~ U(0, 1)`` drawn as ``rng.random(N*M)`` per try (all
 machines, row-major, the HiGHS path's draws), up to ``tries`` times, keep the first vertex
 with exactly z0 zeros, else the one with the fewest. The basis of the max-lambda optimum
@@ -246,6 +248,13 @@ def _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d):
 
 
 @numba.njit(cache=True)
+def _new_cost(Binv, cost, head, pos, ptr, row, val, y, d):
+    """Reduced costs ``d`` of a new objective ``cost`` for the current basis (before
+    :func:`_solve` with it)."""
+    _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d)
+
+
+@numba.njit(cache=True)
 def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit, counts):
     """Dual simplex from a dual feasible basis. 0 optimal, 1 infeasible, 2 iteration limit,
     4 numerical trouble."""
@@ -370,11 +379,13 @@ def _certified(cost, b, Binv, xb, head, ptr, row, val, y):
 
 
 @numba.njit(cache=True)
-def _solve(A, ptr, row, val, cost, b, bcur, new_cost, Binv, xb, d, head, pos, istate, w,
+def _solve(A, ptr, row, val, cost, b, bcur, Binv, xb, d, head, pos, istate, w,
            alpha_r, y, cols, counts):
     """Optimal basis for (cost, b) from the current one, whose values ``xb`` belong to the
-    right-hand side ``bcur`` and reduced costs ``d`` to ``cost`` unless ``new_cost``.
-    True when certified; ``bcur`` is then ``b``."""
+    right-hand side ``bcur`` and reduced costs ``d`` to ``cost`` (after changing the
+    objective the caller recomputes them: :func:`_new_cost`). True when certified; ``bcur``
+    is then ``b``. (No flag argument: a literal flag would compile this, the largest
+    kernel, once per value.)"""
     nr, ncol = A.shape
     slack0 = ncol - nr
     maxit = 50 * (nr + ncol)
@@ -400,7 +411,7 @@ def _solve(A, ptr, row, val, cost, b, bcur, new_cost, Binv, xb, d, head, pos, is
                     for i in range(nr):
                         xb[i] += Binv[i, r] * db
         bcur[:] = b
-        if fresh or new_cost:
+        if fresh:
             _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d)
         before = counts[C_PIVOTS]
         status = 0
@@ -467,104 +478,46 @@ def _zeros(delta, top, avail, zero_tol):
 
 
 @numba.njit(cache=True)
-def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, d, head, pos,
-                 istate, bcur, search, tries, zero_tol, opt_slack, rng, elig, delta_out, lam_out, nz_out, z0_out,
-                 counts):
-    """Solve the LP of every state in order (row: estimate of each available machine, -1
-    if unavailable), warm-starting each from the previous optimum.
+def _state_rhs(states, k, n, avail, a, b):
+    """Available set, estimates and right-hand side of state k; returns the number of
+    available machines."""
+    m = states.shape[1]
+    m_av = 0
+    for j in range(m):
+        avail[j] = states[k, j] >= 0.0
+        a[j] = states[k, j] if avail[j] else 1.0
+        m_av += avail[j]
+    b[:] = 0.0
+    for j in range(m):
+        if avail[j] and a[j] > 0.0:
+            b[n + j] = a[j]
+    return m_av
 
-    Writes ``elig[k]`` (support of the chosen vertex), ``lam_out``, ``nz_out``, ``z0_out``
-    and, if ``delta_out`` has K rows, the vertex's delta. Returns -1, or the index of a
-    state whose LP could not be certified (the caller raises)."""
-    n_states, m = states.shape
-    n = has_alpha.shape[0]
-    nr, ncol = A.shape
-    nv = n * m
-    keep_delta = delta_out.shape[0] == n_states
-    w = np.zeros(nr)
-    cols = np.zeros(nr, np.int64)
-    alpha_r = np.zeros(ncol)
-    y = np.zeros(nr)
-    b = np.zeros(nr)
-    b_face = np.zeros(nr)
-    cost_face = np.zeros(ncol)
-    avail = np.zeros(m, np.bool_)
-    a = np.zeros(m)
-    delta = np.zeros((n, m))
-    best = np.zeros((n, m))
-    Binv0 = np.empty_like(Binv)
-    xb0 = np.empty_like(xb)
-    d0 = np.empty_like(d)
-    head0 = np.empty_like(head)
-    pos0 = np.empty_like(pos)
-    for k in range(n_states):
-        m_av = 0
-        for j in range(m):
-            avail[j] = states[k, j] >= 0.0
-            a[j] = states[k, j] if avail[j] else 1.0
-            m_av += avail[j]
-        kd = k if keep_delta else 0
-        if m_av == 0:                  # nothing to solve (as the HiGHS path)
-            lam_out[k], nz_out[k], z0_out[k] = 0.0, 0, 1 - n
-            elig[k] = 0
-            delta_out[kd] = 0.0
-            continue
-        b[:] = 0.0
-        for j in range(m):
-            if avail[j] and a[j] > 0.0:
-                b[n + j] = a[j]
-        if not _solve(A, ptr, row, val, cost, b, bcur, False, Binv, xb, d, head, pos, istate, w,
-                      alpha_r, y, cols, counts):
-            counts[C_FAILED] += 1
-            return k
-        counts[C_SOLVES] += 1
-        lam = 0.0                      # in units of lam_unit
-        for i in range(nr):
-            if head[i] == nv:
-                lam = max(xb[i], 0.0)
-        top = _delta(xb, head, avail, a, n, m, delta)
-        nz = _zeros(delta, top, avail, zero_tol)
-        z0 = n * m_av + 1 - n - m_av
-        best[:, :] = delta
-        best_top, best_nz = top, nz
-        if search and nz > z0 and tries > 0:
-            Binv0[:, :] = Binv
-            xb0[:] = xb
-            d0[:] = d
-            head0[:] = head
-            pos0[:] = pos
-            b_face[:] = b
-            for i in range(n):
-                if has_alpha[i]:
-                    b_face[i] = -lam * (1.0 - opt_slack)     # lambda = lambda_lb + lambda'
-            for _t in range(tries):
-                r = rng.random(nv)
-                cost_face[:] = 0.0
-                for i in range(n):
-                    for j in range(m):
-                        cost_face[i * m + j] = r[i * m + j] / a[j] if avail[j] and a[j] > 0.0 else r[i * m + j]
-                if not _solve(A, ptr, row, val, cost_face, b_face, bcur, True, Binv, xb, d, head,
-                              pos, istate, w, alpha_r, y, cols, counts):
-                    counts[C_FAILED] += 1
-                    return k
-                counts[C_SOLVES] += 1
-                counts[C_SEARCH] += 1
-                top = _delta(xb, head, avail, a, n, m, delta)
-                nz = _zeros(delta, top, avail, zero_tol)
-                if nz < best_nz:
-                    best[:, :] = delta
-                    best_top, best_nz = top, nz
-                if best_nz == z0:
-                    break
-            Binv[:, :] = Binv0
-            xb[:] = xb0
-            d[:] = d0
-            head[:] = head0
-            pos[:] = pos0
-            bcur[:] = b
-        lam_out[k], nz_out[k], z0_out[k] = lam * lam_unit, best_nz, z0
-        for i in range(n):
-            for j in range(m):
-                elig[k, i, j] = 1 if (avail[j] and best_top > 0.0 and best[i, j] > zero_tol * best_top) else 0
-        delta_out[kd] = best
-    return -1
+
+@numba.njit(cache=True)
+def _face_rhs(b, has_alpha, lam, opt_slack, b_face):
+    """Right-hand side of the optimal face ``lambda >= lam (1 - opt_slack)``: lambda = that
+    bound + lambda' (lam in units of lam_unit)."""
+    b_face[:] = b
+    for i in range(has_alpha.shape[0]):
+        if has_alpha[i]:
+            b_face[i] = -lam * (1.0 - opt_slack)
+
+
+@numba.njit(cache=True)
+def _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0):
+    """``(Binv0, xb0, d0, head0, pos0) = (Binv, xb, d, head, pos)``."""
+    Binv0[:, :] = Binv
+    xb0[:] = xb
+    d0[:] = d
+    head0[:] = head
+    pos0[:] = pos
+
+
+@numba.njit(cache=True)
+def _lambda_of(xb, head, nv):
+    lam = 0.0
+    for i in range(xb.shape[0]):
+        if head[i] == nv:
+            lam = max(xb[i], 0.0)
+    return lam

@@ -36,10 +36,15 @@ WORK_CODE = {"exponential": WORK_EXP, "deterministic": WORK_DET, "uniform": WORK
 TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 5
 
 # stop codes
-STOP_HORIZON, STOP_UNSTABLE = 0, 1
+STOP_HORIZON, STOP_UNSTABLE, STOP_PLUGIN = 0, 1, 2
 
-# indices of the integer statistics vector returned by the kernel
-ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND = range(8)
+# indices of the integer statistics vector returned by the kernel (the last three: the machine,
+# the class and what is wrong with a plug-in's impossible choice, written only when STOP_PLUGIN)
+(ST_EVENTS, ST_ARRIVED, ST_RESUB, ST_QMAX, ST_STOP, ST_KEY, ST_NTRACE, ST_QEND,
+ ST_ERR_MACHINE, ST_ERR_CHOICE, ST_ERR_WHY) = range(11)
+N_STATS = 11
+# what is wrong with an impossible choice
+BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
 @numba.njit(cache=True)
@@ -145,9 +150,21 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               script_t, script_c, script_w, script_rework,
               use_chain, levels, stay, level_cdf, chain_keys, period,
               horizon, warmup, queue_bound, requeue_now,
-              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task):
+              sum_w, cnt_w, busy_out, stats, trace_t, trace_kind, trace_m, trace_task, w_buf, rule=None):
     """Run one replication; see the module docstring. Fills ``sum_w``/``cnt_w`` per class,
-    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``."""
+    ``busy_out`` (busy machine-time in [warmup, end], end) and ``stats``; returns
+    ``(buffer, n)``, the W of every task completed in [warmup, end] in completion order in
+    ``buffer[:n]`` (``w_buf``, or a larger copy when it filled up: the count is not known
+    before the run).
+
+    ``rule``: None (the built-in ``policy``) or a plug-in dispatch rule (a numba
+    first-class function, :data:`plugins.DISPATCH_SIG`) that picks the class an idle machine
+    pulls; ``policy`` then only places arriving tasks (GCMU: the fastest idle machine). An
+    impossible choice stops the run with ``STOP_PLUGIN``, the time in ``busy_out[2]`` and
+    the machine and choice in ``stats``. With ``rule=None`` numba prunes the plug-in
+    branches: the built-in kernel runs the code it ran before (and allocates two small
+    arrays it does not use)."""
+    n_w = 0
     n, m = mu_nom.shape
     inf = np.inf
     scripted = script_t.shape[0] > 0
@@ -203,6 +220,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             ch_n[j] = 2
 
     to_start = np.empty(m, np.int64)
+    head_time = np.full(n, inf)       # the plug-in's view of each class's oldest task
+    head_seq = np.full(n, -1, np.int64)
     key = init_key
     events = 0
     arrived = 0
@@ -305,6 +324,12 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             busy_acc += max(0.0, now - max(busy_since[j], warmup))
             if now >= warmup:
                 sum_w[t_cls[done]] += now - t_arr[done]
+                if n_w == w_buf.shape[0]:
+                    grown = np.empty(2 * w_buf.shape[0] + 64)
+                    grown[:n_w] = w_buf
+                    w_buf = grown
+                w_buf[n_w] = now - t_arr[done]
+                n_w += 1
                 cnt_w[t_cls[done]] += 1
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
@@ -376,26 +401,57 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 continue
             bi = -1
             bkey = 0.0
-            for i in range(n):
-                if hsize[i] == 0 or elig[key, i, j] == 0:
-                    continue
-                head = heap[i, 0]
-                if policy == FCFS:
-                    if bi < 0 or _older(t_key, t_seq, head, heap[bi, 0]):
-                        bi = i
-                else:
-                    k = mu_nom[i, j] * view[j]
-                    if policy != PST:
-                        k *= now - t_key[head]
-                    if bi < 0 or k > bkey:
-                        bi = i
-                        bkey = k
+            if rule is None:
+                for i in range(n):
+                    if hsize[i] == 0 or elig[key, i, j] == 0:
+                        continue
+                    head = heap[i, 0]
+                    if policy == FCFS:
+                        if bi < 0 or _older(t_key, t_seq, head, heap[bi, 0]):
+                            bi = i
+                    else:
+                        k = mu_nom[i, j] * view[j]
+                        if policy != PST:
+                            k *= now - t_key[head]
+                        if bi < 0 or k > bkey:
+                            bi = i
+                            bkey = k
+            else:
+                # ask the plug-in only when machine j has something to pull
+                any_waiting = False
+                for i in range(n):
+                    if hsize[i] > 0:
+                        head_time[i] = t_key[heap[i, 0]]
+                        head_seq[i] = t_seq[heap[i, 0]]
+                        any_waiting = any_waiting or elig[key, i, j] != 0
+                    else:
+                        head_time[i] = inf
+                        head_seq[i] = -1
+                if any_waiting:
+                    bi = rule(j, now, hsize, head_time, head_seq, mu_nom, view, elig[key])
+                    why = 0
+                    if bi < 0 or bi >= n:
+                        why = BAD_RANGE
+                    elif hsize[bi] == 0:
+                        why = BAD_EMPTY
+                    elif elig[key, bi, j] == 0:
+                        why = BAD_ELIG
+                    if why:
+                        stop = STOP_PLUGIN
+                        stats[ST_ERR_MACHINE] = j
+                        stats[ST_ERR_CHOICE] = bi
+                        stats[ST_ERR_WHY] = why
+                        busy_out[2] = now
+                        break
             if bi >= 0:
                 is_idle[j] = False
                 busy_task[j] = _heap_pop(heap, hsize, bi, t_key, t_seq)
                 q_total -= 1
                 to_start[n_start] = j
                 n_start += 1
+
+        if rule is not None and stop == STOP_PLUGIN:
+            break
 
         # start every machine that got a task at this event
         for s_k in range(n_start):
@@ -433,7 +489,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_trace += 1
 
     # busy time of tasks still running at the end
-    end = min(now, horizon) if stop == STOP_UNSTABLE else horizon
+    end = min(now, horizon) if stop != STOP_HORIZON else horizon
     for j in range(m):
         if busy_task[j] >= 0:
             busy_acc += max(0.0, end - max(busy_since[j], warmup))
@@ -447,3 +503,4 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     stats[ST_KEY] = key
     stats[ST_NTRACE] = n_trace
     stats[ST_QEND] = q_total
+    return w_buf, n_w

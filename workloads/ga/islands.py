@@ -24,10 +24,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._plugins import is_path
 from .baselines import backfill_kernel, fcfs_kernel
 from .model import Problem
-from .objectives import OBJECTIVES
+from .objectives import OBJECTIVES, PLUGIN
 from .operators import evaluate, evolve, make_scratch, random_swaps, ranking
+from .plugins import ObjectiveNaN, plugin_of
 
 DOCKING = ("tau_first", "idle_genes_only")
 
@@ -51,8 +53,9 @@ class GASettings:
     docking: str = "tau_first"    # rank by (tau, f) (source) or by f alone
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective {self.objective!r} must be one of {OBJECTIVES}")
+        if self.objective not in OBJECTIVES and not is_path(self.objective):
+            raise ValueError(f"objective {self.objective!r} must be one of {OBJECTIVES} or a plug-in "
+                             f"'package.module:function'")
         if self.docking not in DOCKING:
             raise ValueError(f"docking {self.docking!r} must be one of {DOCKING}")
         if self.population < 2 or not 0 <= self.migrants < self.population:
@@ -120,6 +123,14 @@ def _copy_rng(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(bg)
 
 
+def objective_args(objective: str) -> tuple:
+    """``(objective code, plug-in)`` for the kernels: a built-in's index and None, or
+    ``PLUGIN`` and the compiled plug-in objective."""
+    if objective in OBJECTIVES:
+        return OBJECTIVES.index(objective), None
+    return PLUGIN, plugin_of(objective)
+
+
 def _scratch(problem: Problem) -> tuple:
     return make_scratch(problem.n_procs, problem.n_units, problem.n_jobs)
 
@@ -137,15 +148,19 @@ def init_island(problem: Problem, settings: GASettings, rng: np.random.Generator
     taus = np.empty(Z)
     fits = np.empty(Z)
     scratch = _scratch(problem)
+    code, plugin = objective_args(settings.objective)
     for i in range(Z):
         body, header, _, _ = heuristic(P, i > 0, rng)
         if i > 0:
             random_swaps(body, header, P, settings.init_mutations, rng, parallel, has_deps,
                          by_width, offsets, index_in_width, scratch)
-        ok, taus[i], fits[i] = evaluate(body, header, P, OBJECTIVES.index(settings.objective),
-                                        settings.docking == "tau_first", problem.period_end, scratch)
+        ok, taus[i], fits[i] = evaluate(body, header, P, code, settings.docking == "tau_first",
+                                        problem.period_end, scratch, plugin)
         if not ok:
             raise RuntimeError("initial individual is inconsistent (bug)")
+        if plugin is not None and np.isnan(fits[i]):
+            raise ObjectiveNaN(f"objective {settings.objective} returned nan for initial individual {i} "
+                               f"(generation 0); an objective must return a number (smaller is better)")
         bodies[i], headers[i] = body, header
     return IslandState(bodies, headers, taus, fits, rng, np.array([Z, 0, 0, 0], np.int64))
 
@@ -169,10 +184,11 @@ def island_epoch(state: IslandState, problem: Problem, settings: GASettings, n_g
     parallel, has_deps, by_width, offsets, index_in_width = _context(problem)
     hist_tau = np.empty(n_gens)
     hist_fit = np.empty(n_gens)
+    code, plugin = objective_args(settings.objective)
     evolve(s.bodies, s.headers, s.taus, s.fits, problem.arrays(), n_gens, s.rng, settings.pc, settings.pm,
-           settings.n_elite, settings.tournament, OBJECTIVES.index(settings.objective), settings.docking == "tau_first",
+           settings.n_elite, settings.tournament, code, settings.docking == "tau_first",
            problem.period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit,
-           s.counters)
+           s.counters, plugin)
     return s, hist_tau, hist_fit
 
 
@@ -206,6 +222,7 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
         outs = [submit(island_epoch, states[k], problem, settings, n, incoming[k]) for k in range(P)]
         states = [submit(operator.getitem, o, 0) for o in outs]
         hists = gather([submit(operator.getitem, o, i) for o in outs for i in (1, 2)])
+        _check_nan(hists[1::2], gen, settings.objective)
         t, f = _lex_min(np.array(hists[0::2]), np.array(hists[1::2]))
         for g in range(n):
             if t[g] < best[0] or (t[g] == best[0] and f[g] < best[1]):
@@ -227,6 +244,16 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
         counters=np.sum([x.counters for x in final], axis=0), rngs=[x.rng for x in final],
         final_taus=np.concatenate([x.taus for x in final]), final_fits=np.concatenate([x.fits for x in final]),
     )
+
+
+def _check_nan(hist_fits: list, gen: int, objective: str) -> None:
+    """Raise :class:`ObjectiveNaN` if an island's epoch stopped on a NaN objective (only a
+    plug-in can give one: the built-ins are finite on every schedule)."""
+    for k, h in enumerate(hist_fits):
+        bad = np.flatnonzero(np.isnan(h))
+        if bad.size:
+            raise ObjectiveNaN(f"objective {objective} returned nan for a child in generation {gen + bad[0] + 1} "
+                               f"(island {k}); an objective must return a number (smaller is better)")
 
 
 def run_islands(problem: Problem, settings: GASettings, rngs: list) -> IslandResult:

@@ -31,7 +31,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from workloads._contract import kernel_array
+from schedsweep.workloads._contract import kernel_array
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .model import segment_starts
 
 OBJECTIVES = ("gmean", "makespan", "weighted_completion")
 GMEAN, MAKESPAN, WEIGHTED_COMPLETION = 0, 1, 2
+PLUGIN = -1  # the objective code passed with a plug-in objective
 
 
 @numba.njit(cache=True)
@@ -85,8 +86,11 @@ def tau(body, header, P, start) -> float:
 
 
 @numba.njit(cache=True)
-def fitness(body, header, P, start, dur, objective, period_end) -> float:
-    """The minimised value of ``objective`` (GMEAN gives log f)."""
+def fitness(body, header, P, start, dur, objective, period_end, plugin=None) -> float:
+    """The minimised value of ``objective`` (GMEAN gives log f), or of the ``plugin``
+    objective (a first-class function, :data:`.plugins.OBJECTIVE_SIG`) when one is given."""
+    if plugin is not None:
+        return plugin(body, header, start, dur, P[6], P[4], P[9], P[0], P[2], period_end)
     if objective == GMEAN:
         return log_gmean(body, header, P, dur)
     if objective == MAKESPAN:

@@ -239,17 +239,18 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
 
 
 @numba.njit(cache=True)
-def evaluate(body, header, P, objective, use_tau, period_end, scratch):
-    """``(consistent, tau, fitness)``; tau is 0 when docking does not rank (``use_tau``)."""
+def evaluate(body, header, P, objective, use_tau, period_end, scratch, plugin=None):
+    """``(consistent, tau, fitness)``; tau is 0 when docking does not rank (``use_tau``);
+    ``plugin``: a plug-in objective (:func:`.objectives.fitness`)."""
     start, dur = scratch[0], scratch[1]
     if not _consistent(body, header, P, scratch):
         return False, np.inf, np.inf
     t = docking_gap(body, header, P, start) if use_tau else 0.0
-    return True, t, fitness(body, header, P, start, dur, objective, period_end)
+    return True, t, fitness(body, header, P, start, dur, objective, period_end, plugin)
 
 
 @numba.njit(cache=True)
-def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch):
+def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch, plugin=None):
     """:func:`evaluate` of a chromosome known to be consistent, when every job is one
     process and none has a predecessor (``P[11]``): each unit's slots run back to back
     from ``ready``, so one pass gives the same floats as :func:`model.decode` (the same
@@ -270,7 +271,7 @@ def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch):
             dur[j] = length[j] / speed[m]
             t += dur[j]
             i += 1
-    return True, t_gap, fitness(body, header, P, start, dur, objective, period_end)
+    return True, t_gap, fitness(body, header, P, start, dur, objective, period_end, plugin)
 
 
 @numba.njit(cache=True)
@@ -320,10 +321,10 @@ def _same(body_a, header_a, body_b, header_b) -> bool:
 
 
 @numba.njit(cache=True)
-def _evaluate_child(body, header, P, objective, use_tau, period_end, scratch):
+def _evaluate_child(body, header, P, objective, use_tau, period_end, scratch, plugin):
     if P[11]:   # operators keep chromosomes of such problems consistent by construction
-        return evaluate_simple(body, header, P, objective, use_tau, period_end, scratch)
-    return evaluate(body, header, P, objective, use_tau, period_end, scratch)
+        return evaluate_simple(body, header, P, objective, use_tau, period_end, scratch, plugin)
+    return evaluate(body, header, P, objective, use_tau, period_end, scratch, plugin)
 
 
 @numba.njit(cache=True)
@@ -347,8 +348,14 @@ def _tournament(taus, fits, rng, size) -> int:
 
 @numba.njit(cache=True)
 def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournament, objective, use_tau,
-           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters):
+           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters,
+           plugin=None):
     """Run ``n_gens`` generations of one island in place.
+
+    ``plugin``: a plug-in objective (``objective`` is then ``PLUGIN``); when it returns NaN
+    the run stops at once with ``hist_tau[g:]`` and ``hist_fit[g:]`` NaN (g = that
+    generation; the population is then unusable and the replication fails). With
+    ``plugin=None`` numba prunes these branches.
 
     ``hist_tau[g], hist_fit[g]`` get the island's best after generation g. ``counters``
     accumulates [evaluations, crossovers, crossover fallbacks to parent A, mutation swaps].
@@ -425,7 +432,12 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                 elif do_cx:
                     crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng, new_b[k], new_h[k], scratch)
                     counters[1] += 1
-                    ok, t2, f2 = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
+                    ok, t2, f2 = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
+                                                 plugin)
+                    if plugin is not None and ok and np.isnan(f2):
+                        hist_tau[g:] = np.nan
+                        hist_fit[g:] = np.nan
+                        return
                     if ok:
                         counters[0] += 1
                         t, f = t2, f2
@@ -449,8 +461,13 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     f = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
                     counters[0] += 1
                 elif swaps > 0:
-                    ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch)
+                    ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
+                                               plugin)
                     counters[0] += 1
+                    if plugin is not None and np.isnan(f):
+                        hist_tau[g:] = np.nan
+                        hist_fit[g:] = np.nan
+                        return
                 new_t[k] = t
                 new_f[k] = f
                 k += 1

@@ -14,9 +14,11 @@ import numpy as np
 
 from .baselines import BASELINES
 from .instance import Instance, period_problem
-from .islands import GASettings, _copy_rng, generations_to_solution, generations_to_target, run_islands
+from .islands import (GASettings, _copy_rng, generations_to_solution, generations_to_target, objective_args,
+                      run_islands)
 from .model import Problem, timed
 from .objectives import log_gmean, makespan, tau, weighted_completion
+from .plugins import ObjectiveNaN, call_objective
 
 METHODS = ("ga", "backfill", "fcfs")
 TARGETS = ("one_island", "own_final")
@@ -37,6 +39,7 @@ class PeriodSchedule:
 @dataclass
 class PlanResult:
     log_gmean: list = field(default_factory=list)   # per period
+    plugin_objective: list = field(default_factory=list)  # per period, a plug-in objective's value
     makespan: list = field(default_factory=list)
     weighted_completion: list = field(default_factory=list)
     tau: list = field(default_factory=list)
@@ -72,6 +75,7 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
     out = PlanResult()
     C = inst.speed.shape[0]
     unit_end = np.full(C, np.nan)
+    plugin = objective_args(settings.objective)[1] if settings is not None else None
     t0 = time.perf_counter()
     for q in range(inst.n_periods):
         problem, jobs = period_problem(inst, q, unit_end)
@@ -80,8 +84,11 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
         if method == "ga":
             # With one island and the reference's I_m the reference run is this run itself.
             itself = settings.islands == 1 and settings.migration_interval == REFERENCE_INTERVAL
-            reference = _reference(problem, settings, rngs[0]) if target == "one_island" and not itself else None
-            res = run(problem, settings, rngs)
+            try:
+                reference = _reference(problem, settings, rngs[0]) if target == "one_island" and not itself else None
+                res = run(problem, settings, rngs)
+            except ObjectiveNaN as err:
+                raise ObjectiveNaN(f"period {q}: {err}") from None
             rngs = res.rngs
             body, header = res.body, res.header
             start, dur, unit_of = timed(problem, body, header)
@@ -102,6 +109,12 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
         out.makespan.append(makespan(start, dur, problem.period_end))
         out.weighted_completion.append(weighted_completion(P, start, dur, problem.period_end))
         out.tau.append(tau(body, header, P, start))
+        if plugin is not None:
+            value = call_objective(plugin, body, header, P, start, dur, problem.period_end)
+            if np.isnan(value):
+                raise ObjectiveNaN(f"period {q}: objective {settings.objective} returned nan for the {method} "
+                                   "schedule; an objective must return a number (smaller is better)")
+            out.plugin_objective.append(value)
         out.waits.extend(start - problem.arrival)
         end = (start + dur)[problem.proc_job]
         np.fmax.at(unit_end, unit_of, end)

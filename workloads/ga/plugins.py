@@ -1,0 +1,91 @@
+"""The plug-in point of the GA: the objective (the fitness every individual is ranked by).
+
+An objective is a plain function of one timed schedule, compiled by numba as a C callback
+with :data:`OBJECTIVE_SIG` (every array read-only: an objective that writes one does not
+compile) and called inside the GA kernels through a first-class function pointer::
+
+    def objective(body, header, start, dur, prio, width, proc_job, speed, ready, period_end) -> float
+
+* ``body`` (int64[N]): process ids unit by unit in execution order; ``header`` (int64[C]):
+  the number of slots on each unit (so unit m owns ``body[sum(header[:m]) : ...]``);
+* ``start[j]``, ``dur[j]`` (float64[J]): start and duration of job j (time units);
+* ``prio[j]``, ``width[j]`` (int64[J]): priority (1 .. p_max) and processes of job j;
+* ``proc_job[p]`` (int64[N]): the job of process p;
+* ``speed[m]``, ``ready[m]`` (float64[C]): unit speed k_m and the time from which it is free;
+* ``period_end`` (float): end of the planning period (no slot starts before it).
+
+Smaller is better; with ``docking = tau_first`` individuals are ranked by (docking gap tau,
+objective) as with the built-ins. The built-in ``gmean`` is ``log f`` of the source's
+geometric mean (see ``jobs/plugins_example/ga_objectives.py``). An objective returning NaN
+fails the replication with a message naming it, the generation and the island; the
+``objective`` metric is then the plug-in's value of each period's schedule, mean over periods.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+
+from .._plugins import PluginError, PluginPoint, ro_array, resolve
+
+_I1 = ro_array(types.int64)
+_F1 = ro_array(types.float64)
+OBJECTIVE_SIG = types.float64(_I1, _I1, _F1, _F1, _I1, _I1, _I1, _F1, _F1, types.float64)
+
+OBJECTIVE = PluginPoint(
+    param="objective", name="objective", signature=OBJECTIVE_SIG,
+    args=(("body", "int64[N]: process ids unit by unit in execution order"),
+          ("header", "int64[C]: slots on each unit (unit m owns body[sum(header[:m]) : sum(header[:m + 1])])"),
+          ("start", "float64[J]: start of job j (time units)"),
+          ("dur", "float64[J]: duration of job j (time units)"),
+          ("prio", "int64[J]: priority of job j (1 .. p_max)"),
+          ("width", "int64[J]: processes of job j"),
+          ("proc_job", "int64[N]: the job of process p"),
+          ("speed", "float64[C]: speed coefficient k_m of unit m"),
+          ("ready", "float64[C]: time from which unit m is free (its idle gene's end)"),
+          ("period_end", "float: end of the planning period (time units)")),
+    returns="float: the schedule's objective, smaller is better (NaN is an impossible value)",
+    builtins=(("gmean", "schedsweep.workloads.ga.plugins:gmean"),),
+    notes="Ranked by (docking gap tau, objective) with docking = tau_first. The objective metric is then the "
+          "plug-in's value of each period's schedule, mean over periods; time to solution counts the first "
+          "generation within 1% (relative) of the target value. All arrays read-only.",
+)
+PLUGINS = (OBJECTIVE,)
+
+
+class ObjectiveNaN(PluginError):
+    """A plug-in objective returned NaN (the replication fails with this message)."""
+
+
+def plugin_of(objective: str):
+    """The compiled plug-in objective named ``objective`` ("pkg.mod:func")."""
+    return resolve(objective, OBJECTIVE).cfunc
+
+
+@numba.njit(cache=True)
+def call_objective(plugin, body, header, P, start, dur, period_end):
+    """The plug-in's value of one timed schedule (``P``: the problem's kernel tuple)."""
+    return plugin(body, header, start, dur, P[6], P[4], P[9], P[0], P[2], period_end)
+
+
+def gmean(body, header, start, dur, prio, width, proc_job, speed, ready, period_end):
+    """The built-in ``gmean`` as a plug-in: ``log f`` of the source's geometric mean of the
+    units' weighted lengths (:func:`.objectives.log_gmean`, the same operations in the same order)."""
+    C = header.shape[0]
+    total = 0.0
+    first = 0
+    for m in range(C):
+        n = header[m]
+        if n == 0:
+            continue
+        top = -np.inf
+        for d in range(n):
+            j = proc_job[body[first + d]]
+            top = max(top, (d + 1) * np.log(prio[j]) + np.log(dur[j]))
+        acc = 0.0
+        for d in range(n):
+            j = proc_job[body[first + d]]
+            acc += np.exp((d + 1) * np.log(prio[j]) + np.log(dur[j]) - top)
+        total += top + np.log(acc)
+        first += n
+    return total / C
