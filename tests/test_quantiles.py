@@ -36,6 +36,11 @@ def test_ga_wait_percentiles_are_numpys_on_the_plan():
     streams = substreams(np.uint64(3), 2)
     res = plan(make_instance(ga.instance_settings(params), streams[0]), "backfill", ga.ga_settings(params), streams[1:])
     assert np.array_equal(out["wait_quantiles"][0], np.percentile(res.waits, [50, 90, 99]))
+    # the per-job records are that run: one start per job, the same waits
+    rec = ga.job_records(params, 3)
+    job, first = np.unique(rec["job"], return_index=True)
+    assert len(job) == out["jobs"][0] and len(rec["job"]) == out["processes"][0]
+    assert np.array_equal(np.sort(rec["start"][first] - rec["submit"][first]), np.sort(res.waits))
 
 
 def _plain_sojourns(lam, mu, n, warmup, seed):

@@ -193,3 +193,27 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
             else:
                 out["reason"][r] = 2
     return out
+
+
+def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+    """Per-job records of replication ``seed`` (``pipeline.records``): one row per process
+    of every job scheduled, on its computing unit (``size`` 1; ``submit`` = the job's
+    arrival, ``start``/``end`` its slot), ``status`` 0. The same run as ``run_batch``'s
+    (in-process islands)."""
+    settings = ga_settings(params)
+    streams = substreams(np.uint64(seed), 1 + settings.islands)
+    inst = make_instance(instance_settings(params), streams[0])
+    res = plan(inst, params["algorithm"], settings, streams[1:], keep=True, target=params["target"])
+    parts = {name: [] for name in ("job", "submit", "start", "end", "resource")}
+    for s in res.schedules:
+        pj = s.problem.proc_job
+        parts["job"].append(s.jobs[pj])
+        parts["submit"].append(s.problem.arrival[pj])
+        parts["start"].append(s.start[pj])
+        parts["end"].append((s.start + s.dur)[pj])
+        parts["resource"].append(s.unit_of)
+    out = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    out["job"], out["resource"] = out["job"].astype(np.int64), out["resource"].astype(np.int64)
+    out["size"] = np.ones(out["job"].size, np.int64)
+    out["status"] = np.zeros(out["job"].size, np.int64)
+    return out
