@@ -107,7 +107,7 @@ def test_islands_in_process_and_on_dask_are_identical():
         batch_seeds = np.array([3, 4], np.uint64)
         nested = client.submit(ga.run_batch, {**params, "island_execution": "dask"}, batch_seeds).result()
     plain = ga.run_batch(params, batch_seeds)
-    for name in ("objective", "makespan", "generations", "evaluations", "tau"):
+    for name in ("objective_value", "makespan", "generations", "evaluations", "tau"):
         np.testing.assert_array_equal(plain[name], nested[name], err_msg=name)
     np.testing.assert_array_equal(local.body, remote.body)
     np.testing.assert_array_equal(local.header, remote.header)
