@@ -41,7 +41,8 @@ def _batch(spec, cell: tuple[int, int], start: int, stop: int) -> tuple:
     rng = np.random.default_rng([start, stop, *cell])
     seeds = np.arange(start, stop, dtype=np.uint64) + np.uint64(1000 * cell[1])  # a function of the seed row
     outputs = {"mean_wait": rng.random(n), "mean_time_in_system": rng.random(n),
-               "reason": (rng.random(n) < 0.3).astype(np.int8)}
+               "reason": (rng.random(n) < 0.3).astype(np.int8),
+               "time_in_system_quantiles": rng.random((n, 3))}   # a metric with a dimension of its own
     failed = {k: ("error", "x") for k in range(n) if rng.random() < 0.2}
     return cell, start, seeds, outputs, failed, float(n) / 8  # seconds: exact in binary, any order sums alike
 
