@@ -150,8 +150,6 @@ def _dependency_versions(names: set[str]) -> dict[str, str]:
 
 def _installed(name: str) -> bool:
     """Whether the top-level module ``name`` comes from site-packages (an installed distribution)."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from schedsweep import SOURCE_TREE
+
 from . import codehash, seeding, sequential, store as store_mod
 from .executors import open_executor, say
 from .spec import Spec, load, plugin_modules, workload_of
@@ -582,20 +584,12 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _checkout() -> Path | None:
-    """The schedsweep source tree this code runs from, or None for an installed wheel (whose
-    site-packages may well sit inside some other project's git repository)."""
-    root = Path(__file__).resolve().parent.parent
-    return root if (root / "pyproject.toml").is_file() and (root / "workloads").is_dir() else None
-
-
 def _git_dirty() -> bool | None:
     """Whether the checkout this code runs from has uncommitted changes (None outside git)."""
-    here = _checkout()
-    if here is None:
+    if SOURCE_TREE is None:
         return None
     try:
-        out = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+        out = subprocess.run(["git", "-C", str(SOURCE_TREE), "status", "--porcelain", "--untracked-files=no"],
                              capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -603,11 +597,10 @@ def _git_dirty() -> bool | None:
 
 
 def _git_commit() -> str | None:
-    here = _checkout()
-    if here is None:
+    if SOURCE_TREE is None:
         return None
     try:
-        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        out = subprocess.run(["git", "-C", str(SOURCE_TREE), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None

@@ -16,6 +16,10 @@ __version__ = "0.1.0"
 # subpackages live beside this folder, not in it: let the import system find them there.
 # The check on pyproject.toml keeps this from ever reaching into a site-packages folder.
 _checkout = Path(__file__).resolve().parent.parent
-if (_checkout / "pyproject.toml").is_file() and (_checkout / "pipeline" / "__init__.py").is_file() \
-        and (_checkout / "workloads" / "__init__.py").is_file() and str(_checkout) not in __path__:
-    __path__.append(str(_checkout))
+#: The source tree this code runs from, or None for an installed wheel (provenance asks git
+#: only here: a wheel's site-packages may sit inside some other project's repository).
+SOURCE_TREE: Path | None = _checkout if (_checkout / "pyproject.toml").is_file() \
+    and (_checkout / "pipeline" / "__init__.py").is_file() and (_checkout / "workloads" / "__init__.py").is_file() \
+    else None
+if SOURCE_TREE is not None and str(SOURCE_TREE) not in __path__:
+    __path__.append(str(SOURCE_TREE))
