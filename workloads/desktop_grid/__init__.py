@@ -451,11 +451,13 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     from .simulator import TR_ARRIVE, TR_COMPLETE, TR_FAIL, TR_START
 
     cap = 1 << 16
-    while True:   # the trace must hold every event: grow it until it is not cut
-        res = simulate(params, seed, trace=cap)
-        if len(res["trace"]) < cap:
-            break
-        cap *= 4
+    res = simulate(params, seed, trace=cap)
+    if len(res["trace"]) == cap:
+        # cut: one more run holds every entry. Each event (arrival, availability change,
+        # completion) writes one entry, and each arriving or resubmitted task (at most one
+        # per arrival or failure) at most one queue and one start entry: 3 per event at most
+        res = simulate(params, seed, trace=3 * int(res["events"]) + 1)
+        assert len(res["trace"]) <= 3 * int(res["events"]), "desktop_grid trace bound"
     events = res["trace"]
     end_of_run = max((e[0] for e in events), default=0.0)
     arrival: dict[int, float] = {}
