@@ -62,7 +62,7 @@ def fcfs_kernel(P, randomize, rng):
             for m in range(C):
                 if mask[j, m]:
                     best = min(best, max(free[m], earliest))
-            n = 0
+            n = np.int64(0)   # not a literal 0, which would make numba compile _pick twice
             for m in range(C):
                 if mask[j, m] and max(free[m], earliest) == best:
                     cands[n] = m
@@ -77,7 +77,7 @@ def fcfs_kernel(P, randomize, rng):
                 if fr.shape[0] >= w:
                     tg[g] = max(fr[w - 1], earliest)
             t = tg.min()
-            n = 0
+            n = np.int64(0)
             for g in range(n_groups):
                 if tg[g] == t:
                     cands[n] = g

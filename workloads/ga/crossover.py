@@ -164,7 +164,7 @@ def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, head
         if not whole:
             for u in range(f, f + width[j]):
                 unit_of[u] = -1
-    kept = 0
+    kept = np.int64(0)   # typed int64 from the start: a literal 0 makes numba compile the callees twice
     for i in range(s):
         if unit_of[walk[i]] >= 0:
             walk[kept] = walk[i]

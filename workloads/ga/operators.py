@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .crossover import _backfill_missing, _crossover_simple, crossover
+from .crossover import _backfill_missing, _crossover_general, _crossover_simple, crossover
 from .model import decode_into, segment_starts
 from .objectives import MAKESPAN, better, fitness, tau as docking_gap
 
@@ -128,7 +128,7 @@ def compact_job(body, header, P, j, scratch) -> bool:
     before = scratch[0].copy()
     unit_of = np.empty(N, np.int64)
     walk = np.empty(N, np.int64)
-    s = 0
+    s = np.int64(0)   # typed int64 from the start: a literal 0 makes numba compile the callee twice
     i = 0
     for m in range(C):
         for _ in range(header[m]):
@@ -158,13 +158,6 @@ def compact_job(body, header, P, j, scratch) -> bool:
 
 
 @numba.njit(cache=True)
-def _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
-    if parallel:
-        return _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
-    return _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
-
-
-@numba.njit(cache=True)
 def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
     """Per-gene mutation with probability ``pm``; returns the number of swaps made."""
     N = body.shape[0]
@@ -191,7 +184,13 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
             break
         if unit_at.shape[0] == 0:  # built on the first hit: most children get none
             unit_at = unit_at_positions(header)
-        if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
+        # (the job or the gene swap chosen here, not in a helper kernel: each kernel that
+        # calls others re-optimises all of them when it is compiled)
+        if parallel:
+            swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
+        else:
+            swapped = _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
+        if swapped:
             done += 1
             if parallel:  # compaction may have changed the header
                 unit_at = unit_at_positions(header)
@@ -231,7 +230,13 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
     done = 0
     for _ in range(n):
         a = rng.integers(0, N)
-        if _try_swap(body, header, unit_at, P, a, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch):
+        # (the job or the gene swap chosen here, not in a helper kernel: each kernel that
+        # calls others re-optimises all of them when it is compiled)
+        if parallel:
+            swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
+        else:
+            swapped = _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
+        if swapped:
             done += 1
             if parallel:  # compaction may have changed the header
                 unit_at = unit_at_positions(header)
@@ -318,13 +323,6 @@ def _same(body_a, header_a, body_b, header_b) -> bool:
         if body_a[i] != body_b[i]:
             return False
     return True
-
-
-@numba.njit(cache=True)
-def _evaluate_child(body, header, P, objective, use_tau, period_end, scratch, plugin):
-    if P[11]:   # operators keep chromosomes of such problems consistent by construction
-        return evaluate_simple(body, header, P, objective, use_tau, period_end, scratch, plugin)
-    return evaluate(body, header, P, objective, use_tau, period_end, scratch, plugin)
 
 
 @numba.njit(cache=True)
@@ -416,24 +414,28 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     rng.integers(c1 + 1, C + 1)
                     counters[1] += 1
                     counters[0] += 1
-                elif do_cx and fast_makespan:
-                    # crossover() and evaluate() of a non-parallel problem without
-                    # dependencies, called with the arrays they use
+                elif do_cx:
+                    # crossover() written out; a non-parallel problem without dependencies
+                    # (P[11]) gets its child from the kernel taking only the arrays it uses
                     C = cur_h.shape[1]
                     c1 = rng.integers(0, C)
                     c2 = rng.integers(c1 + 1, C + 1)
-                    _crossover_simple(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], speed, ready, length, mask,
-                                      anywhere, c1, c2, new_b[k], new_h[k], unit_of, missing, load, work)
+                    if P[11]:
+                        _crossover_simple(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], speed, ready, length, mask,
+                                          anywhere, c1, c2, new_b[k], new_h[k], unit_of, missing, load, work)
+                    else:
+                        _crossover_general(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, c1, c2, new_b[k], new_h[k],
+                                           scratch)
                     counters[1] += 1
-                    counters[0] += 1
-                    t = _tau_simple(new_h[k], ready, prev_end) if use_tau else 0.0
-                    f = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
-                    copy_parent = False
-                elif do_cx:
-                    crossover(cur_b[p1], cur_h[p1], cur_b[p2], cur_h[p2], P, rng, new_b[k], new_h[k], scratch)
-                    counters[1] += 1
-                    ok, t2, f2 = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
-                                                 plugin)
+                    if fast_makespan:   # evaluate_simple() with the arrays it uses
+                        ok = True
+                        t2 = _tau_simple(new_h[k], ready, prev_end) if use_tau else 0.0
+                        f2 = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
+                    elif P[11]:   # operators keep chromosomes of such problems consistent by construction
+                        ok, t2, f2 = evaluate_simple(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
+                                                     plugin)
+                    else:
+                        ok, t2, f2 = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch, plugin)
                     if plugin is not None and ok and np.isnan(f2):
                         hist_tau[g:] = np.nan
                         hist_fit[g:] = np.nan
@@ -461,8 +463,11 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     f = _makespan_simple(new_b[k], new_h[k], speed, ready, length, period_end)
                     counters[0] += 1
                 elif swaps > 0:
-                    ok, t, f = _evaluate_child(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
-                                               plugin)
+                    if P[11]:
+                        ok, t, f = evaluate_simple(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch,
+                                                   plugin)
+                    else:
+                        ok, t, f = evaluate(new_b[k], new_h[k], P, objective, use_tau, period_end, scratch, plugin)
                     counters[0] += 1
                     if plugin is not None and np.isnan(f):
                         hist_tau[g:] = np.nan
