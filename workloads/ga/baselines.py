@@ -9,8 +9,21 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.np.random.random_methods import random_interval
 
 from .model import Problem, body_from_units
+
+
+@numba.njit(cache=True)
+def _shuffle(x, rng):
+    """``rng.shuffle(x)`` for a 1-D array: numba's own implementation (the same draws, by
+    ``random_interval``, and the same swaps), without the n-dimensional machinery
+    (``swapaxes``, ``transpose``, string formatting of errors) that made numba's
+    ``shuffle`` cost about 3 CPU-s to compile."""
+    for i in range(x.shape[0] - 1, 0, -1):
+        j = np.intp(random_interval(rng.bit_generator, i))
+        if i != j:
+            x[i], x[j] = x[j], x[i]
 
 
 @numba.njit(cache=True)
@@ -152,9 +165,7 @@ def backfill_kernel(P, randomize, rng):
                 while k + 1 < nw and win_w[order[k + 1]] == win_w[order[i]] and win_t[order[k + 1]] == win_t[order[i]]:
                     k += 1
                 if k > i:
-                    sub = order[i:k + 1].copy()
-                    rng.shuffle(sub)
-                    order[i:k + 1] = sub
+                    _shuffle(order[i:k + 1], rng)
                 i = k + 1
         done = False
         for oi in range(nw):

@@ -77,7 +77,8 @@ def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, 
                 s += 1
         kept_n[m] = s - k0
     if s == N:
-        header[:] = kept_n
+        for m in range(C):
+            header[m] = kept_n[m]
         return
     load[:] = 0.0
     n_miss = 0

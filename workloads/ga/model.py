@@ -202,8 +202,9 @@ def decode_into(body, header, P, start, dur, unit_of, pos_of, seg, ptr, avail, d
                     return False
             mink = min(mink, speed[m])
         dur[j] = length[j] / mink
-    ptr[:] = seg[:C]
-    avail[:] = ready
+    for m in range(C):
+        ptr[m] = seg[m]
+        avail[m] = ready[m]
     done[:] = False
     remaining = J
     progress = True

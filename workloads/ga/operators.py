@@ -152,8 +152,10 @@ def compact_job(body, header, P, j, scratch) -> bool:
     for k in range(after.shape[0]):
         if after[k] > before[k]:
             return False
-    body[:] = new_b
-    header[:] = new_h
+    for i in range(N):
+        body[i] = new_b[i]
+    for m in range(C):
+        header[m] = new_h[m]
     return True
 
 
@@ -487,7 +489,7 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
         hist_tau[g] = cur_t[best]
         hist_fit[g] = cur_f[best]
     if n_gens % 2 == 1:
-        bodies[:] = cur_b
-        headers[:] = cur_h
-        taus[:] = cur_t
-        fits[:] = cur_f
+        for i in range(Z):
+            _copy_row(cur_b, cur_h, i, bodies, headers, i)
+            taus[i] = cur_t[i]
+            fits[i] = cur_f[i]
