@@ -7,14 +7,14 @@ idle gene), so docking holds by construction.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba.np.random.random_methods import random_interval
 
+from ._jit import kernel
 from .model import Problem, body_from_units
 
 
-@numba.njit(cache=True)
+@kernel
 def _shuffle(x, rng):
     """``rng.shuffle(x)`` for a 1-D array: numba's own implementation (the same draws, by
     ``random_interval``, and the same swaps), without the n-dimensional machinery
@@ -26,7 +26,7 @@ def _shuffle(x, rng):
             x[i], x[j] = x[j], x[i]
 
 
-@numba.njit(cache=True)
+@kernel
 def _pick(cands, n, randomize, rng):
     """One of the first ``n`` candidates: the first, or a uniform one."""
     if randomize and n > 1:
@@ -34,7 +34,7 @@ def _pick(cands, n, randomize, rng):
     return cands[0]
 
 
-@numba.njit(cache=True)
+@kernel
 def _fastest(units, n, w, speed):
     """The ``w`` fastest of the first ``n`` units (ties: lower index), sorted by index."""
     key = np.empty(n)
@@ -47,7 +47,7 @@ def _fastest(units, n, w, speed):
     return np.sort(chosen)
 
 
-@numba.njit(cache=True)
+@kernel
 def fcfs_kernel(P, randomize, rng):
     """Jobs in arrival order; each starts as soon as enough allowed units are free.
 
@@ -112,7 +112,7 @@ def fcfs_kernel(P, randomize, rng):
     return body, header, start, dur
 
 
-@numba.njit(cache=True)
+@kernel
 def backfill_kernel(P, randomize, rng):
     """The source's Backfill: widest window first, the job that fits it best.
 

@@ -8,11 +8,12 @@ used by compaction), non-parallel processes by mask-FCFS on the unit loads
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import kernel
 
-@numba.njit(cache=True)
+
+@kernel
 def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch):
     """Two-point crossover over unit indices (source; details our rule).
 
@@ -38,7 +39,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
         _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
 
 
-@numba.njit(cache=True)
+@kernel
 def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, mask, anywhere, c1, c2, body, header,
                       unit_of, missing, load, work):
     """:func:`crossover` between break points ``c1 < c2`` when every job is one process
@@ -127,7 +128,7 @@ def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, 
         added[m] += 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
     """:func:`crossover` between break points ``c1 < c2``, any problem."""
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
@@ -192,7 +193,7 @@ def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, head
         fill[unit_of[u]] += 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
     """Insert the missing jobs, in arrival order, into the idle gaps of the kept part.
 
@@ -352,7 +353,7 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _lower_load(a, b, load):
     """The unit of lower load (ties: ``a``, the lower index); -1 is an empty leaf."""
     if b < 0:
@@ -362,7 +363,7 @@ def _lower_load(a, b, load):
     return b if load[b] < load[a] else a
 
 
-@numba.njit(cache=True)
+@kernel
 def _append_missing(P, unit_of, walk, s, load):
     """Place the jobs whose processes have ``unit_of < 0``, appending them to ``walk``."""
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P

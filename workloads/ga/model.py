@@ -28,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import numba
 import numpy as np
 
 from schedsweep.workloads._contract import kernel_array
+
+from ._jit import kernel
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ ARRAYS_DOC = ("(speed, group, ready, prev_end, width, length, prio, pred, mask, 
 ``anywhere[j]``: job j's mask allows every unit."""
 
 
-@numba.njit(cache=True)
+@kernel
 def segment_starts(header: np.ndarray) -> np.ndarray:
     """Offset of each unit's first gene in the body (length C + 1)."""
     C = header.shape[0]
@@ -123,7 +124,7 @@ def segment_starts(header: np.ndarray) -> np.ndarray:
     return seg
 
 
-@numba.njit(cache=True)
+@kernel
 def decode(body, header, P, start, dur, unit_of):
     """Time a chromosome semi-actively.
 
@@ -139,7 +140,7 @@ def decode(body, header, P, start, dur, unit_of):
                        np.empty(C, np.int64), np.empty(C), np.empty(J, np.bool_))
 
 
-@numba.njit(cache=True)
+@kernel
 def _decode_simple(body, header, speed, ready, length, proc_job, start, dur, unit_of, pos_of):
     """Non-parallel jobs without dependencies: each unit's slots run back to back."""
     N = body.shape[0]
@@ -163,7 +164,7 @@ def _decode_simple(body, header, speed, ready, length, proc_job, start, dur, uni
     return i == N
 
 
-@numba.njit(cache=True)
+@kernel
 def decode_into(body, header, P, start, dur, unit_of, pos_of, seg, ptr, avail, done):
     """:func:`decode` with its work arrays given (``pos_of[N]``, ``seg[C+1]``, ``ptr[C]``,
     ``avail[C]``, ``done[J]``), so the GA's inner loop allocates nothing."""
@@ -240,7 +241,7 @@ def decode_into(body, header, P, start, dur, unit_of, pos_of, seg, ptr, avail, d
     return remaining == 0
 
 
-@numba.njit(cache=True)
+@kernel
 def respects_mask(body, header, P) -> bool:
     """Every process sits on a unit its job's resource mask allows."""
     mask = P[8]
@@ -254,7 +255,7 @@ def respects_mask(body, header, P) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def body_from_units(unit_of, seq, C):
     """Chromosome from each process's unit and a key that orders slots on a unit."""
     N = unit_of.shape[0]

@@ -13,9 +13,9 @@ schedule (our rule) of (first start here - end of the previous schedule).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import kernel
 from .model import segment_starts
 
 OBJECTIVES = ("gmean", "makespan", "weighted_completion")
@@ -23,7 +23,7 @@ GMEAN, MAKESPAN, WEIGHTED_COMPLETION = 0, 1, 2
 PLUGIN = -1  # the objective code passed with a plug-in objective
 
 
-@numba.njit(cache=True)
+@kernel
 def log_gmean(body, header, P, dur) -> float:
     """``log f`` of the source objective (f in time units)."""
     prio = P[6]
@@ -48,7 +48,7 @@ def log_gmean(body, header, P, dur) -> float:
     return total / C
 
 
-@numba.njit(cache=True)
+@kernel
 def makespan(start, dur, period_end) -> float:
     """Latest job end minus ``period_end`` (time units)."""
     best = -np.inf
@@ -57,7 +57,7 @@ def makespan(start, dur, period_end) -> float:
     return best - period_end
 
 
-@numba.njit(cache=True)
+@kernel
 def weighted_completion(P, start, dur, period_end) -> float:
     """``sum p C / sum p`` over slots (every process of a job is a slot), time units."""
     width = P[4]
@@ -71,7 +71,7 @@ def weighted_completion(P, start, dur, period_end) -> float:
     return num / den
 
 
-@numba.njit(cache=True)
+@kernel
 def tau(body, header, P, start) -> float:
     """Docking gap: sum over units with slots here and before of first start - previous end."""
     prev_end = P[3]
@@ -85,7 +85,7 @@ def tau(body, header, P, start) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@kernel
 def fitness(body, header, P, start, dur, objective, period_end, plugin=None) -> float:
     """The minimised value of ``objective`` (GMEAN gives log f), or of the ``plugin``
     objective (a first-class function, :data:`.plugins.OBJECTIVE_SIG`) when one is given."""
@@ -98,7 +98,7 @@ def fitness(body, header, P, start, dur, objective, period_end, plugin=None) -> 
     return weighted_completion(P, start, dur, period_end)
 
 
-@numba.njit(cache=True)
+@kernel
 def better(tau_a, fit_a, tau_b, fit_b) -> bool:
     """Lexicographic ``(tau, f)`` comparison: a strictly better than b."""
     return tau_a < tau_b or (tau_a == tau_b and fit_a < fit_b)

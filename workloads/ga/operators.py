@@ -17,18 +17,26 @@ parent (crossover). Random draws come only from the island's ``rng``.
 * Crossover (source, details our rule): two break points over unit indices; see
   :mod:`.crossover`.
 * Selection: tournaments, of size 2 by default (our rule). Elitism: the best ``n_elite`` survive.
+
+Compile time (issue 20): numba compiles each kernel with every kernel it calls linked in
+and optimises that whole tree again, so a kernel that only dispatches to others (a swap
+chooser, a crossover or evaluation switch) costs as much as the tree below it. The
+branches are therefore written out where the GA calls them, and each kernel keeps one
+specialisation (no literal-0 counts, no array-to-array slice assignments whose shape
+errors compile numba's string formatting): ``tests/test_ga_compile.py``,
+``python -m benchmarks.bench_compile``.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import kernel
 from .crossover import _backfill_missing, _crossover_general, _crossover_simple, crossover
 from .model import decode_into, segment_starts
 from .objectives import MAKESPAN, better, fitness, tau as docking_gap
 
 
-@numba.njit(cache=True)
+@kernel
 def unit_at_positions(header):
     """The unit of each body position."""
     seg = segment_starts(header)
@@ -38,7 +46,7 @@ def unit_at_positions(header):
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def make_scratch(N, C, J):
     """Work arrays shared by the operators: start, dur, unit_of (decode's outputs), then
     decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C])."""
@@ -47,13 +55,13 @@ def make_scratch(N, C, J):
             np.zeros(N, np.int64), np.zeros(C), np.zeros(2 * C, np.int64))
 
 
-@numba.njit(cache=True)
+@kernel
 def _consistent(body, header, P, scratch) -> bool:
     return decode_into(body, header, P, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5],
                        scratch[6], scratch[7])
 
 
-@numba.njit(cache=True)
+@kernel
 def _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch) -> bool:
     """Swap the gene at position ``a`` with a random other one (non-parallel jobs)."""
     width, mask, proc_job = P[4], P[8], P[9]
@@ -75,7 +83,7 @@ def _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch) -> bool:
     """Swap the slot set of the job at position ``a`` with a random job of its width."""
     width, mask, proc_job, job_first = P[4], P[8], P[9], P[10]
@@ -114,7 +122,7 @@ def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def compact_job(body, header, P, j, scratch) -> bool:
     """Compaction (parallel jobs): move job ``j`` into the earliest idle gap, after its
     predecessor, where it fits (mask-Backfill re-insertion). Kept only if the result is
@@ -159,7 +167,7 @@ def compact_job(body, header, P, j, scratch) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
     """Per-gene mutation with probability ``pm``; returns the number of swaps made."""
     N = body.shape[0]
@@ -171,7 +179,7 @@ def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, inde
     return _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a)
 
 
-@numba.njit(cache=True)
+@kernel
 def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a) -> int:
     """:func:`mutate` after its first draw, which hit the gene at position ``a < N``."""
     N = body.shape[0]
@@ -186,9 +194,7 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
             break
         if unit_at.shape[0] == 0:  # built on the first hit: most children get none
             unit_at = unit_at_positions(header)
-        # (the job or the gene swap chosen here, not in a helper kernel: each kernel that
-        # calls others re-optimises all of them when it is compiled)
-        if parallel:
+        if parallel:   # (chosen here, not by a kernel of its own: see the module's notes)
             swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
         else:
             swapped = _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
@@ -199,7 +205,7 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
     return done
 
 
-@numba.njit(cache=True)
+@kernel
 def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
     """:func:`_mutate_from` when every job is one process (``proc_job[u] == u``) and none
     has a predecessor: the same draws and swaps as :func:`_try_gene_swap`, with only the
@@ -224,7 +230,7 @@ def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
     return done
 
 
-@numba.njit(cache=True)
+@kernel
 def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
     """``n`` swap attempts at uniform positions (perturbs the initial individuals)."""
     N = body.shape[0]
@@ -232,8 +238,6 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
     done = 0
     for _ in range(n):
         a = rng.integers(0, N)
-        # (the job or the gene swap chosen here, not in a helper kernel: each kernel that
-        # calls others re-optimises all of them when it is compiled)
         if parallel:
             swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
         else:
@@ -245,7 +249,7 @@ def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets,
     return done
 
 
-@numba.njit(cache=True)
+@kernel
 def evaluate(body, header, P, objective, use_tau, period_end, scratch, plugin=None):
     """``(consistent, tau, fitness)``; tau is 0 when docking does not rank (``use_tau``);
     ``plugin``: a plug-in objective (:func:`.objectives.fitness`)."""
@@ -256,7 +260,7 @@ def evaluate(body, header, P, objective, use_tau, period_end, scratch, plugin=No
     return True, t, fitness(body, header, P, start, dur, objective, period_end, plugin)
 
 
-@numba.njit(cache=True)
+@kernel
 def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch, plugin=None):
     """:func:`evaluate` of a chromosome known to be consistent, when every job is one
     process and none has a predecessor (``P[11]``): each unit's slots run back to back
@@ -281,7 +285,7 @@ def evaluate_simple(body, header, P, objective, use_tau, period_end, scratch, pl
     return True, t_gap, fitness(body, header, P, start, dur, objective, period_end, plugin)
 
 
-@numba.njit(cache=True)
+@kernel
 def _tau_simple(header, ready, prev_end) -> float:
     """Docking gap when a unit's first slot starts at ``ready`` (as :func:`objectives.tau`)."""
     total = 0.0
@@ -291,7 +295,7 @@ def _tau_simple(header, ready, prev_end) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@kernel
 def _makespan_simple(body, header, speed, ready, length, period_end) -> float:
     """Makespan of back-to-back units (process = job), the same floats as decode + makespan."""
     best = -np.inf
@@ -308,7 +312,7 @@ def _makespan_simple(body, header, speed, ready, length, period_end) -> float:
     return best - period_end
 
 
-@numba.njit(cache=True)
+@kernel
 def _copy_row(src_b, src_h, i, dst_b, dst_h, k):
     for x in range(src_b.shape[1]):
         dst_b[k, x] = src_b[i, x]
@@ -316,7 +320,7 @@ def _copy_row(src_b, src_h, i, dst_b, dst_h, k):
         dst_h[k, x] = src_h[i, x]
 
 
-@numba.njit(cache=True)
+@kernel
 def _same(body_a, header_a, body_b, header_b) -> bool:
     for m in range(header_a.shape[0]):
         if header_a[m] != header_b[m]:
@@ -327,14 +331,14 @@ def _same(body_a, header_a, body_b, header_b) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def ranking(taus, fits):
     """Indices from best to worst by ``(tau, fitness)``; ties keep index order."""
     order = np.argsort(fits, kind="mergesort")
     return order[np.argsort(taus[order], kind="mergesort")]
 
 
-@numba.njit(cache=True)
+@kernel
 def _tournament(taus, fits, rng, size) -> int:
     """Best of ``size`` uniform draws (with replacement); ties: the earlier draw."""
     Z = taus.shape[0]
@@ -346,7 +350,7 @@ def _tournament(taus, fits, rng, size) -> int:
     return best
 
 
-@numba.njit(cache=True)
+@kernel
 def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournament, objective, use_tau,
            period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters,
            plugin=None):

@@ -22,11 +22,11 @@ fails the replication with a message naming it, the generation and the island; t
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import types
 
 from .._plugins import PluginError, PluginPoint, ro_array, resolve
+from ._jit import kernel
 
 _I1 = ro_array(types.int64)
 _F1 = ro_array(types.float64)
@@ -62,7 +62,7 @@ def plugin_of(objective: str):
     return resolve(objective, OBJECTIVE).cfunc
 
 
-@numba.njit(cache=True)
+@kernel
 def call_objective(plugin, body, header, P, start, dur, period_end):
     """The plug-in's value of one timed schedule (``P``: the problem's kernel tuple)."""
     return plugin(body, header, start, dur, P[6], P[4], P[9], P[0], P[2], period_end)
