@@ -15,9 +15,12 @@ per-task cost of everything around the work:
 - where the end-to-end milliseconds go, as slopes the same way: the client's CPU (its
   process: client, scheduler and store writes), the wall and CPU time inside the store
   writes, and the CPU of the worker processes (Dask nanny and worker) and of their
-  replication processes, sampled from /proc every 0.25 s.
+  replication processes, sampled from /proc every 0.25 s;
+- ``--fetch``: no-op tasks whose results are fetched one by one as each finishes against a
+  gather per group of finished tasks, alternating three times;
+- ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
 
-    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2]
+    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2] [--fetch] [--wide]
     python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
 """
 from __future__ import annotations
@@ -55,6 +58,56 @@ def dask_round_trip(client, n: int) -> float:
     for f in as_completed(futures):
         f.result()
     return (time.perf_counter() - t) / n
+
+
+def fetch_each(client, n: int) -> float:
+    """No-op tasks whose results are fetched one by one as each finishes (as_completed with_results)."""
+    from distributed import as_completed
+
+    t = time.perf_counter()
+    done = as_completed(with_results=True, raise_errors=False)
+    for i in range(n):
+        done.add(client.submit(_noop, i, pure=False))
+    for _ in done.batches():
+        pass
+    return (time.perf_counter() - t) / n
+
+
+def fetch_per_group(client, n: int) -> float:
+    """No-op tasks whose results are fetched by one gather per group of finished tasks (what a sweep does)."""
+    from distributed import as_completed
+
+    t = time.perf_counter()
+    done = as_completed()
+    for i in range(n):
+        done.add(client.submit(_noop, i, pure=False))
+    for group in done.batches():
+        client.gather(group)
+    return (time.perf_counter() - t) / n
+
+
+def wide_store_write(tmp: Path, batches: int = 20) -> tuple[int, float, float]:
+    """A one-replication batch of ``cluster`` (its every metric) written alone, as in
+    :func:`store_write`: (metrics, wall and CPU seconds per batch). One chunk file per metric."""
+    from schedsweep import workloads
+    from schedsweep.pipeline import seeding, store as store_mod
+    from schedsweep.pipeline.execute import provenance
+    from schedsweep.pipeline.spec import parse
+
+    spec = parse('name = "wide"\nworkload = "cluster"\nreplications = 10\nseed = 1\n'
+                 '[sweep]\nqueue = ["fcfs", "easy"]\n')
+    module = workloads.get("cluster")
+    path = tmp / "wide.zarr"
+    store_mod.create(path, spec, module, 1, provenance(spec, module))
+    writer = store_mod.Writer(path, spec, module)
+    rng = np.random.default_rng(0)
+    t, c = time.perf_counter(), time.process_time()
+    for k in range(batches):
+        cell, r = (k % 2,), k // 2
+        out = {m.name: rng.random((1, *m.shape)) for m in module.METRICS}
+        out["reason"] = np.zeros(1, np.int8)
+        writer.write_batch(cell, r, seeding.replication_seeds(1, r, r + 1), out, {}, 0.001)
+    return len(module.METRICS), (time.perf_counter() - t) / batches, (time.process_time() - c) / batches
 
 
 def many_pending(client, n: int) -> tuple[float, float, float]:
@@ -225,6 +278,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pending", type=int, default=20000, help="tasks of the scheduler-load measurement")
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
+    parser.add_argument("--fetch", action="store_true", help="also time fetching results one by one against a gather per group")
+    parser.add_argument("--wide", action="store_true", help="also time the store write of a batch of cluster's every metric")
     args = parser.parse_args()
     rows, extra = [], []
     with tempfile.TemporaryDirectory() as d:
@@ -246,6 +301,10 @@ def main() -> None:
                 dask_round_trip(client, 50)
                 rows.append((f"dask round trip (no-op task, {slurm_cluster.max_workers} Slurm workers, TLS)",
                              dask_round_trip(client, args.tasks)))
+                if args.fetch:
+                    for _ in range(3):  # alternating: the load of other processes hits both alike
+                        rows.append(("  results fetched one by one (with_results)", fetch_each(client, args.tasks)))
+                        rows.append(("  results fetched by a gather per group", fetch_per_group(client, args.tasks)))
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the worker's numba cache warm
         else:
@@ -255,6 +314,10 @@ def main() -> None:
             where = {"scheduler": cluster.scheduler_address}
             with Client(cluster) as client:
                 rows.append(("dask round trip (no-op task)", dask_round_trip(client, args.tasks)))
+                if args.fetch:
+                    for _ in range(3):
+                        rows.append(("  results fetched one by one (with_results)", fetch_each(client, args.tasks)))
+                        rows.append(("  results fetched by a gather per group", fetch_per_group(client, args.tasks)))
                 rate, submit_ms, kb = many_pending(client, args.pending)
                 extra = [f"{args.pending} no-op tasks submitted at once: {rate:.0f} tasks/s, {submit_ms:.2f} ms to "
                          f"submit one, {kb:.1f} KB per pending task (client and scheduler)"]
@@ -262,6 +325,9 @@ def main() -> None:
             end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
         rows.append(("child call", child_call(min(args.tasks, 200))))
         rows.append(("store write, one batch per group", store_write(tmp, args.tasks)))
+        if args.wide:
+            metrics, wall, cpu = wide_store_write(tmp)
+            rows += [(f"store write, one batch per group, cluster's {metrics} metrics", wall), ("  of which CPU", cpu)]
         (tmp / "e").mkdir()
         global COSTS
         COSTS = _Costs()
