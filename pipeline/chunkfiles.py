@@ -27,10 +27,12 @@ import zarr
 
 def supports(array: zarr.Array) -> bool:
     """Whether :class:`ChunkFiles` writes this array the way zarr would (else zarr writes it)."""
-    from zarr.codecs import BytesCodec, ZstdCodec
-    from zarr.core.chunk_grids import RegularChunkGrid
-    from zarr.core.chunk_key_encodings import DefaultChunkKeyEncoding
-
+    try:  # zarr.core is zarr's own layout: a zarr that moved these is written by zarr itself
+        from zarr.codecs import BytesCodec, ZstdCodec
+        from zarr.core.chunk_grids import RegularChunkGrid
+        from zarr.core.chunk_key_encodings import DefaultChunkKeyEncoding
+    except ImportError:
+        return False
     meta = array.metadata
     if getattr(meta, "zarr_format", None) != 3 or not isinstance(meta.chunk_grid, RegularChunkGrid):
         return False
