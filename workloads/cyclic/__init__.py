@@ -28,10 +28,13 @@ T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> 
 ``shared_alternatives`` False -> True (with ``shared_retry``), ``max_alternatives`` 10 -> 13,
 ``n_i`` on 1..5 -> 2..8, ``T_i`` on [50, 150] -> [60, 160], ``m_i`` on [-0.2, 0.6] -> [0.2, 0.6],
 ``price_exponent`` 1.0 -> 1.1 (the slot-selection calibration's value). The disjoint model stays
-one setting away (:data:`DISJOINT_MODEL`: ``shared_alternatives = false`` and the values before);
-the specs of Figs. 3-8 whose load levels were chosen under it pin it (see each spec). A
-shared-alternatives cycle costs 10-100x the CPU of a disjoint one (measured 26 Nov, 24 nodes, 20
-jobs; ``benchmarks/bench_cyclic.py``). The combination strategy stays min_time (source, eq. 11); the Table 1
+one setting away (:data:`DISJOINT_MODEL`: ``shared_alternatives = false`` and the values before).
+The Figs. 3-8 specs were re-measured under the new defaults: cyclic-subbatches and
+cyclic-css-bf-split have re-chosen load levels, cyclic-nodes pins the disjoint model (its 6 nodes
+cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults (calibration.md). A
+shared-alternatives cycle costs far more CPU than a disjoint one (26 Nov, 24 nodes, 20 jobs,
+load 13-14: CSS 185 ms, FRSM 45 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
+nearly all of it the conflict-free combination search (:mod:`.dp`). The combination strategy stays min_time (source, eq. 11); the Table 1
 spec keeps min_cost (a tie with min_time under shared alternatives). Distance: the mean error
 over the 44 published values of both tables, a value's error being its |relative difference|,
 except a cycle failure rate's, |ours - published| / 0.025 (published 0 ... 0.025: a relative
@@ -117,7 +120,7 @@ PARAMS = (
     Param("shared_alternatives", "bool", True,
           "alternatives of different jobs may share slots (source's model); the combination step keeps "
           "conflict-free combinations (false: disjoint, our rule, the model before the calibration; a "
-          "shared-alternatives cycle costs 10-100x the CPU of a disjoint one); "
+          "shared-alternatives cycle costs about 20-100x the CPU of a disjoint one); "
           + _CAL.format(before="false") + "; calibration: " + CALIBRATION_COMMAND),
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
