@@ -30,8 +30,9 @@ priority order, often met no combination at all within its budget although one e
 default FRSM cycles: 38% flagged, all 40 feasible by an exact ILP). Before both, the same
 search looks for a conflict-free combination of every job regardless of the limit, the
 alternatives with the fewest conflicts first (then the smallest quantity); when it finds none,
-the searches within the limit are skipped (they cannot find one either; proving it took most
-of a cycle's time) and jobs in priority order take their least-quantity alternative
+the searches within the limit are skipped (when it proved there is none they cannot find one
+either; when it stopped at ``ANY_LIMIT``, skipping them is our rule: running them to their caps
+took most of a cycle's time) and jobs in priority order take their least-quantity alternative
 conflicting with none taken before, a job with none left postponed (choice -1) *(our rule)*.
 When no conflict-free combination meets the limit (flagged), the one of every job found first
 is taken (the analogue of the DP's "smallest-quantity alternative of each job, flagged").
