@@ -33,7 +33,7 @@ The Figs. 3-8 specs were re-measured under the new defaults: cyclic-subbatches a
 cyclic-css-bf-split have re-chosen load levels, cyclic-nodes pins the disjoint model (its 6 nodes
 cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults (calibration.md). A
 shared-alternatives cycle costs far more CPU than a disjoint one (26 Nov, 24 nodes, 20 jobs,
-load 13-14: CSS 185 ms, FRSM 45 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
+load 12-13: CSS 70 ms, FRSM 25 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
 nearly all of it the conflict-free combination search (:mod:`.dp`). The combination strategy stays min_time (source, eq. 11); the Table 1
 spec keeps min_cost (a tie with min_time under shared alternatives). Distance: the mean error
 over the 44 published values of both tables, a value's error being its |relative difference|,
