@@ -121,7 +121,7 @@ PARAMS = (
     Param("shared_alternatives", "bool", True,
           "alternatives of different jobs may share slots (source's model); the combination step keeps "
           "conflict-free combinations (false: disjoint, our rule, the model before the calibration; a "
-          "shared-alternatives cycle costs about 20-100x the CPU of a disjoint one); "
+          "shared-alternatives cycle costs about 10-70x the CPU of a disjoint one); "
           + _CAL.format(before="false") + "; calibration: " + CALIBRATION_COMMAND),
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
