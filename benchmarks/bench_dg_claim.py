@@ -82,7 +82,13 @@ def main() -> None:
     ap.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2")
     ap.add_argument("--idle", type=float, default=0.0, metavar="HORIZON",
                     help="instead: idle-while-waiting fractions of replication 0 at this horizon")
+    ap.add_argument("--margins", action="store_true",
+                    help="instead: time-averaged lambda* of the available sets (and how often the vertex / "
+                         "robust S_j change) on replications 0-2 of System B-E cases")
     args = ap.parse_args()
+    if args.margins:
+        print_margins()
+        return
 
     base = {"system": args.system, "case": args.case, "horizon": 20000.0, "system_seed": 1}
     for kv in args.set:
@@ -154,6 +160,48 @@ def idle_while_waiting(params: dict, seed: int) -> tuple[float, float]:
         elif kind == TR_REPAIR:
             up[j] = True
     return idle_wait / avail_time, wait_time / last
+
+
+MARGIN_CASES = (("B", "alpha2:0.02/2"), ("B", "alpha2:0.04/1"), ("B", "alpha2:0.01/4"), ("B", "alpha1:0.05/4"),
+                ("C", "alpha2:0.02/2"), ("D", "alpha2:0.02/2"), ("E", "alpha2:0.02/2"))
+
+
+def print_margins(reps: int = 3) -> None:
+    """Per case: the up fraction times lambda* over all machines (what a policy free to shift
+    capacity between classes over time can use at least) against the time average of lambda*
+    over the available sets (what LPAS_DG's per-state allocation gives every class), the time
+    with lambda* < 1, and the share of machines (up before and after) whose S_j changes at a
+    failure or repair, for the vertex and the robust support."""
+    from schedsweep.workloads.desktop_grid.lp import solve_states, solve_states_robust
+    from schedsweep.workloads.desktop_grid.timeline import estimated_views, lp_keys
+
+    for system, case in MARGIN_CASES:
+        p = dg.with_case(dg.default_params(system=system, case=case))
+        sysm, alpha = dg.system_of(p)
+        m = sysm.n_machines
+        u = (1 / p["fail_rate"]) / (1 / p["fail_rate"] + p["down_mean"])
+        avg, below, churn = [], [], {"vertex": [], "robust": []}
+        for s in replication_seeds(BE_ROOT, 0, reps):
+            ch = np.random.SeedSequence(int(s)).spawn(6)   # the workload's streams: 2 machines, 4 estimates
+            tl = dg._timeline(p, sysm, np.random.Generator(np.random.PCG64(ch[2])))
+            v0, cv = estimated_views(np.random.Generator(np.random.PCG64(ch[4])), np.ones(m), tl, 0.0)
+            key, states = lp_keys(tl, v0, cv)
+            dur = np.diff(np.concatenate([[0.0], tl.time, [p["horizon"]]]))
+            prev = np.concatenate([[0], key[:-1]])
+            up_both = (states[prev] >= 0) & (states[key] >= 0)
+            for name, solve in (("vertex", solve_states), ("robust", solve_states_robust)):
+                sol, _ = solve(sysm.mu_nom, alpha, states, np.random.Generator(np.random.PCG64(ch[5])))
+                el = sol.elig.astype(bool)
+                changed = (el[prev] != el[key]).any(axis=1) & up_both
+                churn[name].append((changed.sum(1) / np.maximum(up_both.sum(1), 1)).mean())
+                if name == "vertex":
+                    lam_t = np.concatenate([[sol.lambda_star[0]], sol.lambda_star[key]])
+                    avg.append(np.sum(dur * lam_t) / dur.sum())
+                    below.append(dur[lam_t < 1].sum() / dur.sum())
+                    lam_all = sol.lambda_star[0]
+        print(f"{system} {case}: up fraction x lambda*(all) {u * lam_all:.4f}; time-average lambda*(available "
+              f"set) {np.mean(avg):.4f}; time with lambda* < 1 {np.mean(below):.1%}; S_j changes per failure/"
+              f"repair: vertex {np.mean(churn['vertex']):.1%}, robust {np.mean(churn['robust']):.1%}", flush=True)
 
 
 if __name__ == "__main__":
