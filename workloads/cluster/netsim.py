@@ -24,8 +24,11 @@ import numpy as np
 from . import events, simulator
 from . import network as net
 from . import spmd
-from .bookkeeping import I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job
-from .simulator import Result, _enqueue, schedule
+from ._jit import kernel
+from .bookkeeping import (
+    EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job)
+from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
+from .simulator import Result, _enqueue
 from .topology import Topology
 
 
@@ -50,6 +53,21 @@ def _grow_msgf(msgf, cap: int):
     return new
 
 
+@kernel
+def _finish(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q: int) -> None:
+    """``bookkeeping.finish_job`` as a call: one compiled copy for the loop's two end sites
+    (packets, not job ends, set this kernel's speed)."""
+    finish_job(j, now, was_killed, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+
+
+@kernel
+def _easy(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+          alloc_policy, policy_q) -> None:
+    """EASY's pass as a call (part 1 inlines it into its loop for speed; here packets dominate)."""
+    easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+              alloc_policy, policy_q)
+
+
 @numba.njit(cache=True)
 def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
              dplan, q, cand_node, cand_k, rng, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb, njbf,
@@ -61,7 +79,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
     n_jobs = submit.size
     ht, hk, hd = heap
     nht = nheap[0]
-    ia = 0
+    ia = np.int64(0)                             # not a literal: _enqueue compiles once
     lo = 0                                       # jobs before lo have started (or will never)
     while True:
         ta = submit[ia] if ia < n_jobs else np.inf
@@ -95,7 +113,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             msg = _grow(msg, net.M_NEXT, nctr, net.C_MFREE, max_deg + 16)
             msgf = _grow_msgf(msgf, msg.shape[1])
         for x in range(done[0]):
-            finish_job(done[1 + x], t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+            _finish(done[1 + x], t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
             trigger = True
         done[0] = 0
         while ctr[I_HSIZE] > 0 and ht[0] == t:
@@ -104,18 +122,32 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             if kind == events.KILL:
                 if np.isnan(end[d]):                 # still running at its estimate
                     njb[spmd.J_LEFT, d] = spmd.KILLED
-                    finish_job(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    _finish(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
             elif kind == events.COMPUTE_END:         # not pushed for network jobs (tau = inf)
-                finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                _finish(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                 trigger = True
             elif kind == events.JOB_START:
                 if np.isnan(start[d]) and res[d] == t:
                     due = True
                     ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
-        schedule(trigger, due, policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-                 cand_node, cand_k, rng, alloc_policy)
+        if trigger:                                  # one pass of the queue policy
+            if policy_q == EASY:
+                _easy(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                      rng, alloc_policy, policy_q)
+            elif policy_q == FCFS:
+                fcfs_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
+            elif policy_q == MPFS_SCAN:
+                scan_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
+            else:
+                conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+                                  cand_node, cand_k, rng, alloc_policy, policy_q)
+        elif due:                                    # conservative's wake-ups
+            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                      alloc_policy, policy_q)
         # 5: SPMD starts of the jobs started at t, in the order the pass started them
         m = 0
         for j in range(lo, ia):
