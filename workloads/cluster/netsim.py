@@ -1,6 +1,6 @@
 """Part 1's event simulator with the packet network inside (numba), without editing part 1.
 
-The loop is part 1's ``simulator._run`` with the network merged in: the next event
+The loop is part 1's (``simulator._RUN``) with the network merged in: the next event
 time is the earliest of the next arrival, part 1's heap and the network's heap; at one
 time come the arrivals (priority 1), every packet event and computation end of the
 network (2–4, ``spmd.advance``), part 1's kills and reservation wake-ups, one
@@ -10,6 +10,11 @@ order the pass started them. Jobs reach part 1's bookkeeping with ``tau = inf``,
 ``bookkeeping.started`` schedules only the kill at ``start + t / min s``; the real end comes from
 the network, and a kill of a job that already ended is ignored. The pools of the
 network grow inside the kernel (numba's reference counting is on in this one loop).
+
+Unlike part 1's loops (one per queue policy, EASY's pass inlined), this one loop serves
+every queue policy and calls the passes: packets, not scheduling,
+set its speed, and a loop of this size costs about 4 CPU-s to compile, more than the
+passes it would leave out (the worst spec, cluster-network-queues, has all four).
 
 Use :func:`simulate` like part 1's ``simulator.simulate`` plus the network arguments;
 it returns part 1's ``Result`` and the ``SpmdSim`` (its ``net.acc`` has MB and the
@@ -26,7 +31,7 @@ from . import network as net
 from . import spmd
 from ._jit import kernel
 from .bookkeeping import (
-    EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job)
+    EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
 from .simulator import Result, _enqueue
 from .topology import Topology
@@ -38,7 +43,9 @@ def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
     old = pool.shape[1]
     cap = max(2 * old, old + extra)
     new = np.zeros((pool.shape[0], cap), np.int64)
-    new[:, :old] = pool
+    for r in range(pool.shape[0]):   # loops, not slice assignment (see events.heap_grow)
+        for i in range(old):
+            new[r, i] = pool[r, i]
     for i in range(old, cap - 1):
         new[next_row, i] = i + 1
     new[next_row, cap - 1] = ctr[free_slot]
@@ -49,15 +56,10 @@ def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
 @numba.njit(cache=True)
 def _grow_msgf(msgf, cap: int):
     new = np.zeros((msgf.shape[0], cap))
-    new[:, :msgf.shape[1]] = msgf
+    for r in range(msgf.shape[0]):
+        for i in range(msgf.shape[1]):
+            new[r, i] = msgf[r, i]
     return new
-
-
-@kernel
-def _finish(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q: int) -> None:
-    """``bookkeeping.finish_job`` as a call: one compiled copy for the loop's two end sites
-    (packets, not job ends, set this kernel's speed)."""
-    finish_job(j, now, was_killed, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
 
 
 @kernel
@@ -113,7 +115,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             msg = _grow(msg, net.M_NEXT, nctr, net.C_MFREE, max_deg + 16)
             msgf = _grow_msgf(msgf, msg.shape[1])
         for x in range(done[0]):
-            _finish(done[1 + x], t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+            finish(done[1 + x], t, np.bool_(False), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
             trigger = True
         done[0] = 0
         while ctr[I_HSIZE] > 0 and ht[0] == t:
@@ -122,10 +124,10 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             if kind == events.KILL:
                 if np.isnan(end[d]):                 # still running at its estimate
                     njb[spmd.J_LEFT, d] = spmd.KILLED
-                    _finish(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    finish(d, t, np.bool_(True), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
             elif kind == events.COMPUTE_END:         # not pushed for network jobs (tau = inf)
-                _finish(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                finish(d, t, np.bool_(False), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                 trigger = True
             elif kind == events.JOB_START:
                 if np.isnan(start[d]) and res[d] == t:

@@ -5,7 +5,11 @@ kernel accounts the interval since the previous time for the metrics, handles ev
 event of the time, runs the queue policy once if the time held an arrival or a
 computation end (spec "Simulation"; conservative also starts jobs whose reservation
 time has come, at JOB_START events), then records the state that holds until the next
-time. Part 2 adds packet events as new branches of the dispatch in :func:`_run`.
+time. Part 2 adds packet events to the same loop (``netsim.py``).
+
+The loop is compiled once per queue policy (:data:`_RUN`): a spec compiles only the
+passes its policies need, and EASY's pass, the one whose speed needs it, is inlined into
+its own loop alone.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from ._jit import kernel
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
     I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
-    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
+    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
@@ -94,8 +98,8 @@ def _event_loop(policy: int):
             while ctr[I_HSIZE] > 0 and ht[0] == t:
                 _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
                 kind = events.key_kind(ek)
-                if kind == events.COMPUTE_END or kind == events.KILL:    # one inlined copy of finish_job
-                    finish_job(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                if kind == events.COMPUTE_END or kind == events.KILL:
+                    finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
                 elif kind == events.JOB_START:
                     if np.isnan(start[d]) and res[d] == t:
