@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .spec import Spec, SpecError, load
+from .spec import Spec, SpecError, load, plugin_modules, workload_of
 
 UNKNOWN = "unknown — schedsweep jobs --estimate runs a short pilot"
 CACHE_NAME = ".schedsweep-estimates.json"
@@ -107,22 +107,25 @@ def _fit(rate: np.ndarray, spec: Spec) -> np.ndarray | None:
 
 
 @lru_cache(maxsize=None)
-def code_hash(workload: str) -> str:
-    """SHA-256 of the workload's source: its module file, or every .py file of its package."""
-    from schedsweep import workloads
+def code_hash(module_name: str) -> str:
+    """SHA-256 of a module's source files as the store's code identity finds them
+    (``codehash.code_files``: the module and what it imports of its own package)."""
+    import importlib
 
-    module = workloads.get(workload)
-    path = Path(module.__file__)
-    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    from .codehash import code_files
+
+    files, _ = code_files(importlib.import_module(module_name))
     h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(path.parent)).encode() + b"\0" + f.read_bytes())
+    for key, f in sorted(files.items()):
+        h.update(key.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
 
 def cache_key(spec: Spec) -> str:
-    """What a cached pilot is valid for: the spec's identity, the model's code, this host."""
-    doc = f"{spec.identity()}\n{code_hash(spec.workload)}\n{platform.node()}"
+    """What a cached pilot is valid for: the spec's identity, the model's code and that of
+    the plug-ins it names (a plug-in edit changes the speed as much as a model edit), this host."""
+    modules = [workload_of(spec).__name__] + [m.__name__ for m in plugin_modules(spec)]
+    doc = "\n".join([spec.identity(), *map(code_hash, modules), platform.node()])
     return hashlib.sha256(doc.encode()).hexdigest()[:32]
 
 
@@ -162,7 +165,6 @@ def pilot(spec: Spec, seconds: float = PILOT_SECONDS) -> float:
     batches of doubling size until ``seconds`` are spent; the last batch gives the rate.
     """
     from .seeding import replication_seeds
-    from .spec import workload_of
 
     module = workload_of(spec)
     rates = []

@@ -266,3 +266,17 @@ def test_simplex_lambda_star_in_any_time_unit(case, scale):
     assert (d >= 0).all() and (d.sum(axis=0) <= 1 + 1e-9).all() and (d[:, ~available] == 0).all()
     assert ((d * mu * a).sum(axis=1) >= sol.lambda_star * alpha * scale * (1 - 1e-9)).all()
     assert sol.n_zeros >= sol.z0
+
+
+def test_highs_banner_stays_off_stdout():
+    """A fresh process that builds the HiGHS LP writes nothing to stdout: highspy prints its
+    banner from C++ to descriptor 1 in the constructor, which would corrupt a piped table."""
+    import subprocess
+    import sys
+    code = ("import numpy as np\n"
+            "from schedsweep.workloads.desktop_grid.lp import AllocationLP\n"
+            "lp = AllocationLP(np.array([[1.0, 2.0]]), np.array([1.0]), solver='highs')\n"
+            "lp.solve(np.array([True, True]), np.ones(2))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout == ""

@@ -152,3 +152,17 @@ def _open(path):
     from schedsweep.pipeline.store import open_store
 
     return open_store(path)
+
+
+def test_changed_plugin_invalidates_the_cached_pilot(tmp_path):
+    """The catalogue's pilot cache (``schedsweep jobs --estimate``) is keyed by the plug-in's
+    source like the store's identity: an edited plug-in is piloted again."""
+    from schedsweep.pipeline import catalogue
+
+    spec = _setup(tmp_path, RULES, '["double", "toyplug.rules:triple"]')
+    before = catalogue.cache_key(load(spec))
+    catalogue.code_hash.cache_clear()
+    assert catalogue.cache_key(load(spec)) == before            # same source, same key
+    (tmp_path / ("toyplug_" + tmp_path.name) / "rules.py").write_text(RULES + "\n# an edit\n")
+    catalogue.code_hash.cache_clear()
+    assert catalogue.cache_key(load(spec)) != before

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -173,22 +174,18 @@ def write(path: str, job_id: np.ndarray, submit: np.ndarray, start: np.ndarray, 
     (1 completed, 0 killed at its estimate); every other field −1. Times are written with
     up to 6 decimals (integers stay integers), so an integer trace round-trips exactly.
     """
-    def num(x: float) -> str:
-        return str(int(x)) if float(x).is_integer() else f"{x:.6f}".rstrip("0")
+    def line(k: int) -> list[str]:
+        f = ["-1"] * N_FIELDS
+        f[0] = str(int(job_id[k]))
+        f[1] = _number(submit[k])
+        f[2] = _number(start[k] - submit[k])
+        f[3] = _number(end[k] - start[k])
+        f[4] = f[7] = str(int(procs[k]))
+        f[8] = _number(estimate[k])
+        f[10] = "0" if killed[k] else "1"
+        return f
 
-    opener = gzip.open(path, "wt") if path.endswith(".gz") else open(path, "w")
-    with opener as fh:
-        fh.write(f"; {comment}\n; MaxProcs: {int(max_procs)}\n")
-        for k in range(len(job_id)):
-            f = ["-1"] * N_FIELDS
-            f[0] = str(int(job_id[k]))
-            f[1] = num(submit[k])
-            f[2] = num(start[k] - submit[k])
-            f[3] = num(end[k] - start[k])
-            f[4] = f[7] = str(int(procs[k]))
-            f[8] = num(estimate[k])
-            f[10] = "0" if killed[k] else "1"
-            fh.write(" ".join(f) + "\n")
+    _write_lines(path, comment, max_procs, map(line, range(len(job_id))))
 
 
 def write_flow(path: str, job_id: np.ndarray, submit: np.ndarray, run: np.ndarray, procs: np.ndarray,
@@ -198,20 +195,30 @@ def write_flow(path: str, job_id: np.ndarray, submit: np.ndarray, run: np.ndarra
 
     Fields: 1 id, 2 submit, 4 run, 5 allocated = 8 requested = procs, 9 requested time =
     estimate, 15 queue (the job type, if given); wait and status unknown (−1)."""
-    def num(x: float) -> str:
-        return str(int(x)) if float(x).is_integer() else f"{x:.6f}".rstrip("0")
+    def line(k: int) -> list[str]:
+        f = ["-1"] * N_FIELDS
+        f[0], f[1], f[3] = str(int(job_id[k])), _number(submit[k]), _number(run[k])
+        f[4] = f[7] = str(int(procs[k]))
+        f[8] = _number(estimate[k])
+        if queue is not None:
+            f[14] = str(int(queue[k]))
+        return f
 
+    _write_lines(path, comment, max_procs, map(line, range(len(job_id))))
+
+
+def _number(x: float) -> str:
+    """Integers as integers, others with up to 6 decimals (an integer trace round-trips exactly)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.6f}".rstrip("0")
+
+
+def _write_lines(path: str, comment: str, max_procs: int, lines: Iterable[list[str]]) -> None:
+    """An SWF file (gzip if ``path`` ends in .gz): the header comments, then one job per line."""
     opener = gzip.open(path, "wt") if path.endswith(".gz") else open(path, "w")
     with opener as fh:
         fh.write(f"; {comment}\n; MaxProcs: {int(max_procs)}\n")
-        for k in range(len(job_id)):
-            f = ["-1"] * N_FIELDS
-            f[0], f[1], f[3] = str(int(job_id[k])), num(submit[k]), num(run[k])
-            f[4] = f[7] = str(int(procs[k]))
-            f[8] = num(estimate[k])
-            if queue is not None:
-                f[14] = str(int(queue[k]))
-            fh.write(" ".join(f) + "\n")
+        for fields in lines:
+            fh.write(" ".join(fields) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -49,6 +49,8 @@ then M machine rows.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -138,8 +140,26 @@ def _highs_model(mu: np.ndarray, alpha: np.ndarray) -> highspy.HighsLp:
     return lp
 
 
+def _highs_off_stdout() -> highspy.Highs:
+    """``highspy.Highs()`` whose copyright banner goes to stderr, not stdout.
+
+    highspy (1.8 and later) prints the banner once per process, from C++ straight to file
+    descriptor 1, inside its constructor, before ``silent()`` can be called; on stdout it
+    would land in the middle of a table or JSON that a user pipes on. The descriptor is
+    pointed at stderr only for that construction.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _new_highs(lp: highspy.HighsLp, ipm: bool = False) -> highspy.Highs:
-    h = highspy.Highs()
+    h = _highs_off_stdout()
     h.silent()
     h.setOptionValue("random_seed", 0)
     h.setOptionValue("threads", 1)
