@@ -82,6 +82,8 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
     ht, hk, hd = heap
     nht = nheap[0]
     ia = np.int64(0)                             # not a literal: _enqueue compiles once
+    inclusive = np.bool_(True)                   # not a literal: spmd.advance has one signature with the
+                                                 # Python driver's (netsched's topology-aware path)
     lo = 0                                       # jobs before lo have started (or will never)
     while True:
         ta = submit[ia] if ia < n_jobs else np.inf
@@ -106,7 +108,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             arrived += 1
             trigger = True
         while True:                                  # 2-4: packet events and computation ends at t
-            status = spmd.advance(t, True, max_deg, done, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb,
+            status = spmd.advance(t, inclusive, max_deg, done, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb,
                                   njbf, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, nheap,
                                   nctr, nacc)
             if status != net.NEED_ROOM:
