@@ -11,9 +11,16 @@ per-task cost of everything around the work:
   batch in the client;
 - ``end to end, per task``: ``pipeline.run`` with ``--batch-size 1`` of N/4 and of N tasks:
   the slope (wall(N) - wall(N/4)) / (3N/4), free of the fixed cost of a sweep;
-- ``fixed per sweep``: wall(N/4) - N/4 x slope (spec, store creation, pilot, clean-up).
+- ``fixed per sweep``: wall(N/4) - N/4 x slope (spec, store creation, pilot, clean-up);
+- where the end-to-end milliseconds go, as slopes the same way: the client's CPU (its
+  process: client, scheduler and store writes), the wall and CPU time inside the store
+  writes, and the CPU of the worker processes (Dask nanny and worker) and of their
+  replication processes, sampled from /proc every 0.25 s;
+- ``--fetch``: no-op tasks whose results are fetched one by one as each finishes against a
+  gather per group of finished tasks, alternating three times;
+- ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
 
-    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2]
+    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2] [--fetch] [--wide]
     python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
 """
 from __future__ import annotations
@@ -23,6 +30,7 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +58,56 @@ def dask_round_trip(client, n: int) -> float:
     for f in as_completed(futures):
         f.result()
     return (time.perf_counter() - t) / n
+
+
+def fetch_each(client, n: int) -> float:
+    """No-op tasks whose results are fetched one by one as each finishes (as_completed with_results)."""
+    from distributed import as_completed
+
+    t = time.perf_counter()
+    done = as_completed(with_results=True, raise_errors=False)
+    for i in range(n):
+        done.add(client.submit(_noop, i, pure=False))
+    for _ in done.batches():
+        pass
+    return (time.perf_counter() - t) / n
+
+
+def fetch_per_group(client, n: int) -> float:
+    """No-op tasks whose results are fetched by one gather per group of finished tasks (what a sweep does)."""
+    from distributed import as_completed
+
+    t = time.perf_counter()
+    done = as_completed()
+    for i in range(n):
+        done.add(client.submit(_noop, i, pure=False))
+    for group in done.batches():
+        client.gather(group)
+    return (time.perf_counter() - t) / n
+
+
+def wide_store_write(tmp: Path, batches: int = 20) -> tuple[int, float, float]:
+    """A one-replication batch of ``cluster`` (its every metric) written alone, as in
+    :func:`store_write`: (metrics, wall and CPU seconds per batch). One chunk file per metric."""
+    from schedsweep import workloads
+    from schedsweep.pipeline import seeding, store as store_mod
+    from schedsweep.pipeline.execute import provenance
+    from schedsweep.pipeline.spec import parse
+
+    spec = parse('name = "wide"\nworkload = "cluster"\nreplications = 10\nseed = 1\n'
+                 '[sweep]\nqueue = ["fcfs", "easy"]\n')
+    module = workloads.get("cluster")
+    path = tmp / "wide.zarr"
+    store_mod.create(path, spec, module, 1, provenance(spec, module))
+    writer = store_mod.Writer(path, spec, module)
+    rng = np.random.default_rng(0)
+    t, c = time.perf_counter(), time.process_time()
+    for k in range(batches):
+        cell, r = (k % 2,), k // 2
+        out = {m.name: rng.random((1, *m.shape)) for m in module.METRICS}
+        out["reason"] = np.zeros(1, np.int8)
+        writer.write_batch(cell, r, seeding.replication_seeds(1, r, r + 1), out, {}, 0.001)
+    return len(module.METRICS), (time.perf_counter() - t) / batches, (time.process_time() - c) / batches
 
 
 def many_pending(client, n: int) -> tuple[float, float, float]:
@@ -85,7 +143,7 @@ def spec_text(n: int) -> tuple[str, int]:
 
 
 def store_write(tmp: Path, n: int) -> float:
-    from schedsweep.pipeline import store as store_mod
+    from schedsweep.pipeline import seeding, store as store_mod
     from schedsweep.pipeline.spec import load as load_spec
     from schedsweep.pipeline.execute import provenance
 
@@ -102,27 +160,114 @@ def store_write(tmp: Path, n: int) -> float:
     t = time.perf_counter()
     for cell_i in range(n // 10):
         for r in range(10):
-            writer.write_batch((cell_i,), r, np.array([r], np.uint64), out, {}, 0.001)
+            seeds = writer.seeds((cell_i,), r, r + 1) if hasattr(writer, "seeds") else \
+                seeding.replication_seeds(spec.seed, r, r + 1)  # the store's own seeds, as a sweep writes
+            writer.write_batch((cell_i,), r, seeds, out, {}, 0.001)
             writer.add_failures([])
     return (time.perf_counter() - t) / n
 
 
-def end_to_end(tmp: Path, n: int, **where) -> tuple[float, int]:
-    """Wall time of a sweep of ``n`` one-replication tasks (rounded to cells of 10), and the tasks."""
+class _Costs:
+    """CPU seconds of this process, time inside the store writes, and CPU of the worker
+    processes (and their replication processes) while a sweep runs."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from schedsweep.pipeline import store as store_mod
+
+        self.write_wall = self.write_cpu = 0.0
+        self.groups = 0
+        self._cpu: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        write = store_mod.Writer.write_batches
+
+        def timed(writer, batches):
+            t, c = time.perf_counter(), time.process_time()
+            write(writer, batches)
+            self.write_wall += time.perf_counter() - t
+            self.write_cpu += time.process_time() - c
+            self.groups += 1
+
+        store_mod.Writer.write_batches = timed
+        self._sampled = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+        self._sampled.wait()  # the processes' CPU so far is the baseline, not part of the first sweep
+
+    def _sample(self) -> None:
+        """Last seen CPU time of every worker process (a Dask worker started by Slurm or by this
+        process, its nanny) and of their replication processes (``pipeline.child``)."""
+        import os
+
+        import psutil
+
+        me = os.getpid()
+        workers: set[int] = set()  # every worker process seen (a child names its parent's pid last)
+        while True:
+            procs = [p.info for p in psutil.process_iter(["pid", "ppid", "cmdline", "cpu_times"])]
+            cmd = {p["pid"]: p["cmdline"] or [] for p in procs}
+            nannies = {p["pid"] for p in procs if "distributed.cli.dask_worker" in cmd[p["pid"]]}
+            workers |= nannies | {p["pid"] for p in procs if p["ppid"] in nannies
+                                  or (p["ppid"] == me and "multiprocessing" in " ".join(cmd[p["pid"]]))}
+            for p in procs:
+                c = cmd[p["pid"]]
+                kind = "worker" if p["pid"] in workers else (
+                    "child" if "schedsweep.pipeline.child" in c and c[-1].isdigit() and int(c[-1]) in workers | {me}
+                    else None)
+                if kind and p["cpu_times"]:
+                    self._cpu[p["pid"]] = (kind, p["cpu_times"].user + p["cpu_times"].system)
+            self._sampled.set()
+            if self._stop.wait(0.25):
+                return
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"client cpu": time.process_time(), "write wall": self.write_wall, "write cpu": self.write_cpu,
+                "write groups": self.groups, "processes": dict(self._cpu)}
+
+    @staticmethod
+    def spent(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
+        """What was spent between two snapshots (a process that started since counts from 0)."""
+        out = {k: after[k] - before[k] for k in after if k != "processes"}
+        out.update({"worker cpu": 0.0, "child cpu": 0.0})
+        for pid, (kind, cpu) in after["processes"].items():
+            out[f"{kind} cpu"] += cpu - before["processes"].get(pid, (kind, 0.0))[1]
+        return out
+
+
+COSTS: _Costs | None = None
+
+
+def end_to_end(tmp: Path, n: int, **where) -> tuple[float, int, dict[str, float]]:
+    """Wall time of a sweep of ``n`` one-replication tasks (rounded to cells of 10), the tasks,
+    and what the sweep cost (:class:`_Costs`, differences)."""
     text, n = spec_text(n)
     tag = f"e{n}"
     (tmp / f"{tag}.toml").write_text(text)
+    before = COSTS.snapshot() if COSTS else {}
     t = time.perf_counter()
     pipeline.run(tmp / f"{tag}.toml", tmp / f"{tag}.zarr", batch_size=1, progress=False, **where)
-    return time.perf_counter() - t, n
+    wall = time.perf_counter() - t
+    if not COSTS:
+        return wall, n, {}
+    time.sleep(0.3)  # one more sample of the workers (a Slurm cluster's are gone by now: their last one counts)
+    return wall, n, COSTS.spent(before, COSTS.snapshot())
 
 
-def slope(tmp: Path, n: int, **where) -> tuple[float, float]:
-    """(seconds per task, fixed seconds per sweep) from sweeps of n/4 and n tasks."""
-    small, n1 = end_to_end(tmp, n // 4, **where)
-    large, n2 = end_to_end(tmp, n, **where)
+def slope(tmp: Path, n: int, **where) -> tuple[float, float, dict[str, float]]:
+    """(seconds per task, fixed seconds per sweep, each cost per task) from sweeps of n/4 and n tasks."""
+    small, n1, c1 = end_to_end(tmp, n // 4, **where)
+    large, n2, c2 = end_to_end(tmp, n, **where)
     per_task = (large - small) / (n2 - n1)
-    return per_task, small - n1 * per_task
+    global TASKS_PER_GROUP
+    TASKS_PER_GROUP = n2 / c2["write groups"] if c2.get("write groups") else float("nan")
+    return per_task, small - n1 * per_task, {k: (c2[k] - c1[k]) / (n2 - n1) for k in c1}
+
+
+TASKS_PER_GROUP = float("nan")  # in the larger sweep of the last slope
+
+
+def cost_rows(costs: dict[str, float]) -> list[tuple[str, float]]:
+    return [(f"  of which {k}, per task", v) for k, v in costs.items() if k != "write groups"]
 
 
 def main() -> None:
@@ -133,6 +278,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pending", type=int, default=20000, help="tasks of the scheduler-load measurement")
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
+    parser.add_argument("--fetch", action="store_true", help="also time fetching results one by one against a gather per group")
+    parser.add_argument("--wide", action="store_true", help="also time the store write of a batch of cluster's every metric")
     args = parser.parse_args()
     rows, extra = [], []
     with tempfile.TemporaryDirectory() as d:
@@ -154,6 +301,10 @@ def main() -> None:
                 dask_round_trip(client, 50)
                 rows.append((f"dask round trip (no-op task, {slurm_cluster.max_workers} Slurm workers, TLS)",
                              dask_round_trip(client, args.tasks)))
+                if args.fetch:
+                    for _ in range(3):  # alternating: the load of other processes hits both alike
+                        rows.append(("  results fetched one by one (with_results)", fetch_each(client, args.tasks)))
+                        rows.append(("  results fetched by a gather per group", fetch_per_group(client, args.tasks)))
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the worker's numba cache warm
         else:
@@ -163,6 +314,10 @@ def main() -> None:
             where = {"scheduler": cluster.scheduler_address}
             with Client(cluster) as client:
                 rows.append(("dask round trip (no-op task)", dask_round_trip(client, args.tasks)))
+                if args.fetch:
+                    for _ in range(3):
+                        rows.append(("  results fetched one by one (with_results)", fetch_each(client, args.tasks)))
+                        rows.append(("  results fetched by a gather per group", fetch_per_group(client, args.tasks)))
                 rate, submit_ms, kb = many_pending(client, args.pending)
                 extra = [f"{args.pending} no-op tasks submitted at once: {rate:.0f} tasks/s, {submit_ms:.2f} ms to "
                          f"submit one, {kb:.1f} KB per pending task (client and scheduler)"]
@@ -170,15 +325,23 @@ def main() -> None:
             end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
         rows.append(("child call", child_call(min(args.tasks, 200))))
         rows.append(("store write, one batch per group", store_write(tmp, args.tasks)))
+        if args.wide:
+            metrics, wall, cpu = wide_store_write(tmp)
+            rows += [(f"store write, one batch per group, cluster's {metrics} metrics", wall), ("  of which CPU", cpu)]
         (tmp / "e").mkdir()
-        per_task, fixed = slope(tmp / "e", args.tasks, **where)
-        rows += [(f"end to end, per task ({label})", per_task), (f"fixed per sweep ({label})", fixed)]
+        global COSTS
+        COSTS = _Costs()
+        per_task, fixed, costs = slope(tmp / "e", args.tasks, **where)
+        rows += [(f"end to end, per task ({label})", per_task), *cost_rows(costs),
+                 (f"fixed per sweep ({label})", fixed)]
+        extra.append(f"{label}: {TASKS_PER_GROUP:.1f} tasks per write group in the sweep of {args.tasks}")
         if not args.slurm:
             cluster.close()
             (tmp / "p").mkdir()
-            per_task, fixed = slope(tmp / "p", args.tasks, workers=args.workers)
+            per_task, fixed, costs = slope(tmp / "p", args.tasks, workers=args.workers)
             rows += [(f"end to end, per task (--cluster local: {args.workers} processes, no Dask)", per_task),
-                     ("fixed per sweep (--cluster local)", fixed)]
+                     *[r for r in cost_rows(costs) if "worker" not in r[0]], ("fixed per sweep (--cluster local)", fixed)]
+            extra.append(f"--cluster local: {TASKS_PER_GROUP:.1f} tasks per write group in the sweep of {args.tasks}")
     print(f"| part ({args.tasks} tiny tasks) | ms |")
     print("|---|---|")
     for name, sec in rows:

@@ -168,6 +168,8 @@ class _Runner:
 
     # -- planning ---------------------------------------------------------------------
     def seeds(self, cell: tuple[int, ...], start: int, stop: int) -> np.ndarray:
+        if self.writer is not None:  # the store holds every seed from its creation
+            return self.writer.seeds(cell, start, stop)
         indep = seeding.independent_index(self.dim_names, self.spec.independent, cell)
         return seeding.replication_seeds(self.spec.seed, start, stop, indep)
 
@@ -429,6 +431,7 @@ class _Runner:
         self.bar.close()
         if self.spec.auto:
             self._record_auto()
+        self.writer.flush()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning

@@ -210,10 +210,11 @@ class DaskExecutor:
         from distributed import as_completed
 
         self.client = client
-        # with_results: each result is fetched in the background as its task finishes, not
-        # by a gather after the fact (one round trip less per group of results)
-        self._ac = as_completed(with_results=True, raise_errors=False)
-        self._results: dict[str, Any] = {}
+        # Results are fetched by one gather per group (one request to each worker holding
+        # some), not one by one as each task finishes (as_completed's with_results): over
+        # TLS on Slurm that is 4-6 instead of 8-9 ms per no-op task, and less client CPU
+        # on a LocalCluster too (benchmarks/README.md, "Result path").
+        self._ac = as_completed()
         self._n_workers = n_workers
         self.dashboard_link = getattr(client, "dashboard_link", None)
 
@@ -234,15 +235,11 @@ class DaskExecutor:
 
     def completed_groups(self) -> Iterator[list[Any]]:
         """Lists of futures: each time, all that have finished since the last list."""
-        for group in self._ac.batches():
-            for future, result in group:
-                if future.status != "error":
-                    self._results[future.key] = result
-            yield [future for future, _ in group]
+        yield from self._ac.batches()
 
     def results(self, futures: list[Any]) -> list[Any]:
-        """The futures' results, fetched already as they finished."""
-        return [self._results.pop(f.key) for f in futures]
+        """The futures' results, in one gather."""
+        return self.client.gather(futures) if futures else []
 
     @staticmethod
     def error_text(future: Any) -> str:

@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import signal
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 import numpy as np
 import zarr
 
+from .chunkfiles import ChunkFiles, supports
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
 from .errors import StoreError  # noqa: F401  (re-exported: raised and caught under this name)
@@ -47,6 +49,7 @@ STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "
 FAILURES_GROUP = "failures"
 FAILURE_CHUNK = 32  # records per chunk: an append rewrites at most one partly filled chunk
 BUILD_TAG = ".schedsweep-build-"
+SECONDS_EVERY = 10.0  # seconds between writes of the cell seconds during a run (Writer.flush at its end)
 
 
 _fault_calls = 0
@@ -198,7 +201,7 @@ def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _V
                                {"description": description, **var_attrs[name]}, cell_chunks)
     indep = [d for d in spec.dims if d.name in spec.independent]
     data["seed"] = _Variable([d.name for d in indep] + ["replication"],
-                             tuple(len(d) for d in indep) + (spec.replications,), 0, np.uint64,
+                             tuple(len(d) for d in indep) + (spec.replications,), all_seeds(spec), np.uint64,
                              {"description": "seed handed to the workload for this replication", **var_attrs["seed"]})
     data["cell_seconds"] = _Variable(dims, spec.shape, np.zeros(spec.shape), np.float64,
                                      {"units": "s", "timing": 1, "description": "task wall time spent on the cell",
@@ -207,6 +210,22 @@ def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _V
     for name, (dim, values) in _coords(spec, module).items():
         coords[name] = _Variable([dim], (len(values),), values, values.dtype, dict(var_attrs.get(name, {})))
     return data, coords
+
+
+def all_seeds(spec: Spec) -> np.ndarray:
+    """The store's ``seed`` array: every replication's seed (a function of the spec alone), one
+    row per combination of the ``independent`` dimensions.
+
+    Written whole when the store is made, so a run never rewrites it: replacing an existing
+    file is the slowest write there is (ext4 flushes the new file's data first, 1-4 ms).
+    """
+    from .seeding import replication_seeds
+
+    indep = [len(d) for d in spec.dims if d.name in spec.independent]
+    seeds = np.zeros(tuple(indep) + (spec.replications,), dtype=np.uint64)
+    for index in np.ndindex(*indep):
+        seeds[index] = replication_seeds(spec.seed, 0, spec.replications, index)
+    return seeds
 
 
 def _fill_attr(dtype: Any) -> dict[str, Any]:
@@ -555,6 +574,48 @@ def _write_concurrently(writes: list[tuple[zarr.Array, tuple, np.ndarray]]) -> N
         sync(one_round(todo))
 
 
+def _as_slices(array: zarr.Array, where: tuple) -> tuple[slice, ...]:
+    """The selection ``where`` (ints, then slices; the trailing axes whole) as one slice per axis."""
+    out = [slice(w, w + 1) if not isinstance(w, slice) else
+           slice(w.start or 0, array.shape[k] if w.stop is None else w.stop) for k, w in enumerate(where)]
+    return tuple(out + [slice(0, n) for n in array.shape[len(where):]])
+
+
+def _write_round(files: dict[str, "ChunkFiles"], writes: list[tuple[zarr.Array, tuple, np.ndarray]]) -> None:
+    """One round of writes: every chunk they touch written once, as a whole file.
+
+    A chunk the round covers whole is built from its writes alone; one it covers in part is
+    read from its file first. Arrays :mod:`pipeline.chunkfiles` does not handle go through zarr.
+    """
+    pieces: dict[tuple[str, tuple[int, ...]], list[tuple[tuple[slice, ...], np.ndarray]]] = {}
+    by_zarr = []
+    for array, where, value in writes:
+        chunk_files = files.get(array.path)
+        if chunk_files is None:
+            by_zarr.append((array, where, value))
+            continue
+        sel = _as_slices(array, where)
+        value = np.asarray(value).reshape(tuple(s.stop - s.start for s in sel))
+        for pos in _chunks_of(array, where):
+            region = chunk_files.region(pos)
+            inter = [slice(max(s.start, r.start), min(s.stop, r.stop)) for s, r in zip(sel, region)]
+            in_chunk = tuple(slice(i.start - r.start, i.stop - r.start) for i, r in zip(inter, region))
+            in_value = tuple(slice(i.start - s.start, i.stop - s.start) for i, s in zip(inter, sel))
+            pieces.setdefault((array.path, pos), []).append((in_chunk, value[in_value]))
+    for (name, pos), parts in pieces.items():
+        chunk_files = files[name]
+        covered = np.zeros(chunk_files.chunks, dtype=bool)
+        for in_chunk, _ in parts:
+            covered[in_chunk] = True
+        inside = tuple(slice(0, r.stop - r.start) for r in chunk_files.region(pos))
+        block = chunk_files.empty() if covered[inside].all() else chunk_files.read(pos)
+        for in_chunk, part in parts:
+            block[in_chunk] = part
+        chunk_files.write(pos, block)
+    if by_zarr:
+        _write_concurrently(by_zarr)
+
+
 class Writer:
     """Writes batches into an existing store; the only thing that writes after creation."""
 
@@ -569,11 +630,23 @@ class Writer:
         self.cell_seconds = self.group["cell_seconds"]
         self.dim_names = _dim_names(spec)
         self.independent = spec.independent
+        # The result arrays' chunk files are written directly (pipeline.chunkfiles): a tenth of
+        # zarr's client CPU per file, which was most of the client's cost per task.
+        self._files = {a.path: ChunkFiles(path, a) for a in (*self.arrays.values(), self.status, self.reason,
+                                                             self.seed, self.cell_seconds) if supports(a)}
         # Seeds and cell seconds are small and shared between batches (one seed row serves
         # every cell under common random numbers; cell seconds may be one chunk): kept here
-        # and written as whole chunks, so concurrent writes never read-modify-write a chunk.
+        # and written as whole chunks. Seeds are complete from the store's creation (a store
+        # made before that, or grown, gets its missing ones now, once); cell seconds are
+        # written every SECONDS_EVERY and by flush(), not with every group: rewriting an
+        # existing file costs 1-4 ms of waiting on ext4, more than everything else of a task.
         self._seeds = np.array(self.seed[...], dtype=np.uint64)
+        if (self._seeds == 0).any():  # a seed is 0 with probability 2**-64: these were never written
+            self._seeds = all_seeds(spec)
+            _write_round(self._files, _whole_chunks(self.seed, self._seeds, [(slice(None),) * self._seeds.ndim]))
         self._seconds = np.array(self.cell_seconds[...], dtype=np.float64)  # 0-d for a single cell: still an array
+        self._seconds_due: list[tuple[int, ...]] = []  # cells whose seconds are not on disk yet
+        self._seconds_written = time.monotonic()
 
     def status_array(self) -> np.ndarray:
         return self.status[...]
@@ -584,6 +657,25 @@ class Writer:
     def _indep(self, cell: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i for name, i in zip(self.dim_names, cell) if name in self.independent)
 
+    def seeds(self, cell: tuple[int, ...], start: int, stop: int) -> np.ndarray:
+        """The seeds of a cell's replications ``start … stop-1``, as the store holds them."""
+        return self._seeds[self._indep(cell) + (slice(start, stop),)].copy()
+
+    def _seconds_writes(self, now: bool) -> list[tuple[zarr.Array, tuple, np.ndarray]]:
+        """Whole-chunk writes of the cell seconds not yet on disk: all if ``now``, else only
+        once SECONDS_EVERY has passed since the last such write."""
+        if not self._seconds_due or not (now or time.monotonic() - self._seconds_written >= SECONDS_EVERY):
+            return []
+        writes = _whole_chunks(self.cell_seconds, self._seconds, self._seconds_due)
+        self._seconds_due, self._seconds_written = [], time.monotonic()
+        return writes
+
+    def flush(self) -> None:
+        """Write what is kept in memory and not yet on disk (the cell seconds of the last seconds)."""
+        writes = self._seconds_writes(now=True)
+        if writes:
+            _write_round(self._files, writes)
+
     def write_batch(self, cell: tuple[int, ...], start: int, seeds: np.ndarray,
                     outputs: dict[str, np.ndarray], failed: dict[int, str], seconds: float) -> None:
         """Write one batch: data, then reasons, then status (status last)."""
@@ -593,34 +685,36 @@ class Writer:
                                                 dict[int, Any], float]]) -> None:
         """Write the results of several batches, each ``(cell, start, seeds, outputs, failed, seconds)``.
 
-        Every batch's metrics, reasons and seeds go out in one concurrent round of zarr
-        writes, then every batch's status in a second one: a batch's status is never on
-        disk before its data, so a run killed at any instant resumes correctly. One round
-        trip per group, not five per batch, is what keeps the client up with many workers
+        Every batch's metrics and reasons (and seeds, if they differ from the store's) go
+        out in one round of whole chunk files, then every batch's status in a second one: a
+        batch's status is never on disk before its data, so a run killed at any instant
+        resumes correctly. Cell seconds are timing, not data: written every SECONDS_EVERY
+        and by :meth:`flush` (a kill loses at most that much of their count). One round per
+        group, each chunk file written once, is what keeps the client up with many workers
         (benchmarks/README.md, "Result path").
         """
         data: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         status: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         seeds_at: list[tuple[int, ...]] = []
-        cells: list[tuple[int, ...]] = []
         for cell, start, seeds, outputs, failed, seconds in batches:
             where = cell + (slice(start, start + len(seeds)),)
             data += [(self.arrays[m.name], where, np.asarray(outputs[m.name])) for m in self.metrics]
             reason = np.asarray(outputs["reason"], dtype=np.int8)
             data.append((self.reason, where, reason))
             seed_where = self._indep(cell) + (slice(start, start + len(seeds)),)
-            self._seeds[seed_where] = seeds
-            seeds_at.append(seed_where)
+            if not np.array_equal(self._seeds[seed_where], seeds):  # not the spec's seeds (a test's own)
+                self._seeds[seed_where] = seeds
+                seeds_at.append(seed_where)
             self._seconds[cell] += seconds
-            cells.append(cell)
+            self._seconds_due.append(cell)
             code = np.where(reason == 0, OK, NO_RESULT).astype(np.int8)
             code[list(failed)] = FAILED
             status.append((self.status, where, code))
         data += _whole_chunks(self.seed, self._seeds, seeds_at)
-        data += _whole_chunks(self.cell_seconds, self._seconds, [c for c in cells])
-        _write_concurrently(data)
+        data += self._seconds_writes(now=False)
+        _write_round(self._files, data)
         fault_point()
-        _write_concurrently(status)
+        _write_round(self._files, status)
         fault_point()
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:

@@ -67,3 +67,22 @@ def test_choose_postpones_nobody_when_a_conflict_free_combination_exists(sizes, 
     assert not any(conflict[a, b] for a, b in itertools.combinations(chosen, 2))
     if anywhere:
         assert (combo.choice >= 0).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data())
+def test_bitset_search_makes_the_counting_searchs_tries(sizes, data):
+    """Same result as the counting version (tests/naive_cycdef.py) at every cap, capped included:
+    so the same tries in the same order."""
+    from naive_cycdef import counting_feasible
+
+    offsets, v, g, conflict = _instance(data, sizes)
+    gq = levels(g, 1.0)
+    G = np.int64(data.draw(st.integers(int(gq.sum()) // 3, int(gq.sum()))))
+    key = np.array(data.draw(st.lists(st.integers(0, 5).map(float), min_size=len(v), max_size=len(v))))
+    limit = data.draw(st.sampled_from([1, 2, 5, 20, 10**6]))
+    got = _feasible(offsets, key, gq, G, conflict, limit)
+    want = counting_feasible(offsets, key, gq, G, conflict, limit)
+    assert (got[1], got[2]) == (want[1], want[2])
+    if got[1]:
+        assert np.array_equal(got[0], want[0])

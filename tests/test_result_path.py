@@ -1,8 +1,12 @@
 """Several finished batches written as one group equal the same batches written one by one
-(issue 20 item 4): chunks shared by batches of one group, seeds shared between cells under
-common random numbers, and cell seconds accumulated across groups."""
+and the same batches written by zarr itself (issue 20 item 4): chunks shared by batches of
+one group, chunks filled in parts across groups, edge chunks, seeds shared between cells
+under common random numbers, and cell seconds accumulated across groups. A run killed
+between any two chunk files resumes to the uninterrupted result."""
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +16,9 @@ from hypothesis import given, settings, strategies as st
 from schedsweep import pipeline
 from schedsweep.pipeline import store as store_mod
 from schedsweep.pipeline.execute import provenance
+from schedsweep.pipeline import chunkfiles, seeding
 from schedsweep.pipeline.spec import parse, workload_of
+from tests.faultinject import killed_at
 
 SPEC = """
 name = "groups"
@@ -69,7 +75,7 @@ def plans(draw):
             break
         groups.append(order[i:i + size])
         i += size
-    return groups, draw(st.sampled_from([1, 3, 4, 12]))
+    return groups, draw(st.sampled_from([1, 3, 4, 5, 7, 12]))  # 5, 7: an edge chunk past replication 12
 
 
 @settings(max_examples=12, deadline=None)
@@ -79,12 +85,70 @@ def test_grouped_writes_equal_one_by_one_writes(tmp_path_factory, plan):
     tmp = tmp_path_factory.mktemp("g")
     one, spec = _fresh(tmp / "one.zarr", chunk)
     grouped, _ = _fresh(tmp / "grouped.zarr", chunk)
+    by_zarr, _ = _fresh(tmp / "zarr.zarr", chunk)
+    assert set(grouped._files) == {"mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status",
+                                   "reason", "seed", "cell_seconds"}  # every array written directly
+    by_zarr._files = {}  # every write through zarr's own setitem instead
     for group in groups:
         items = [_batch(spec, *b) for b in group]
         for item in items:
             one.write_batch(*item)
         grouped.write_batches(items)
+        by_zarr.write_batches(items)
+    for writer in (one, grouped, by_zarr):
+        writer.flush()
     a, b = _plain(pipeline.open_store(tmp / "one.zarr")), _plain(pipeline.open_store(tmp / "grouped.zarr"))
     xr.testing.assert_identical(a, b)
+    xr.testing.assert_identical(a, _plain(pipeline.open_store(tmp / "zarr.zarr")))
     assert (a["status"] != store_mod.NOT_RUN).all()  # every replication written, none lost to a shared chunk
     assert float(a["cell_seconds"].sum()) == 4 * 12 / 8
+
+
+def test_a_new_store_holds_every_seed_and_a_run_rewrites_no_file(tmp_path, write_spec):
+    """The seeds are the spec's from creation on, and a run only adds chunk files: it never
+    replaces one (each replacement waits on the file system) except the cell seconds at the end."""
+    spec = write_spec(SPEC)
+    path = tmp_path / "s.zarr"
+    writer, parsed = _fresh(path, 3)
+    for cell in parsed.cells():
+        indep = (cell[0][1],)
+        assert (writer.seeds(cell[0], 0, 12) == seeding.replication_seeds(5, 0, 12, indep)).all()
+    replaced = []
+    real = chunkfiles._atomic_write
+
+    def spy(file, data):
+        if file.exists():
+            replaced.append(file.relative_to(tmp_path))
+        real(file, data)
+
+    chunkfiles._atomic_write = spy
+    try:
+        pipeline.run(spec, tmp_path / "run.zarr", workers=0, batch_size=3, progress=False)
+    finally:
+        chunkfiles._atomic_write = real
+    assert replaced == [Path("run.zarr/cell_seconds/c/0/0")]  # one chunk, written once at the end
+
+
+def test_kills_between_chunk_files_resume_to_the_uninterrupted_result(tmp_path, write_spec):
+    spec = write_spec(SPEC.replace("customers = 50", "customers = 30"))
+    ref = _plain(pipeline.open_store(pipeline.run(spec, tmp_path / "ref.zarr", workers=0, batch_size=3,
+                                                  progress=False)))
+    keep = ["mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status", "reason", "seed"]
+    real = chunkfiles._atomic_write
+    for at in (1, 2, 5, 12, 31):  # the Nth chunk file of the run: data and status files of various batches
+        store = tmp_path / f"k{at}.zarr"
+
+        def run_killed_at_file(at=at, store=store):
+            calls = iter(range(1, 10**6))
+
+            def dying(file, data):
+                if next(calls) == at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                real(file, data)
+
+            chunkfiles._atomic_write = dying
+            pipeline.run(spec, store, workers=0, batch_size=3, progress=False)
+
+        assert killed_at(10**9, run_killed_at_file)  # fault points never fire; the file writes do
+        got = _plain(pipeline.open_store(pipeline.run(spec, store, workers=0, batch_size=3, progress=False)))
+        xr.testing.assert_identical(ref[keep], got[keep])

@@ -23,24 +23,26 @@ checking, then an exact branch and bound from its combination (:mod:`.dp`, bound
 ``SEARCH_LIMIT``); with ``shared_retry`` a job whose alternatives all conflict searches once
 more on the slots left (:mod:`.frsm`).
 
-Calibration against T14 Tables 1 and 2 (issue 17 item 2; ``benchmarks/calibration.md``).
-Calibrated setting (uncalibrated defaults -> calibrated): ``shared_alternatives`` False -> True
-(with ``shared_retry``), ``max_alternatives`` 10 -> 13, ``n_i`` on 1..5 -> 2..8, ``T_i`` on
-[50, 150] -> [60, 160], ``m_i`` on [-0.2, 0.6] -> [0.2, 0.6], ``price_exponent`` 1.0 -> 1.1
-(the slot-selection calibration's value). The specs of Tables 1-2 set it in their ``[params]``;
-the workload's defaults stay the disjoint model, for now: with shared alternatives a cycle
-costs 30-250x the CPU (measured 26 Nov at load 1.5, 20 jobs, 24 nodes: CSS 1.0 -> 247 ms,
-FRSM 1.5 -> 47 ms), so a 5000-cycle point takes minutes to tens of minutes, and the load levels
-of the other cyclic specs (e.g. cyclic-subbatches' failure rates) were set under the disjoint
-model and have not been re-measured under the calibrated one. Making the calibrated setting
-the default waits for a cheaper conflict-free combination search and that re-measurement. The combination strategy stays min_time (source, eq. 11); the Table 1
+Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
+T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
+``shared_alternatives`` False -> True (with ``shared_retry``), ``max_alternatives`` 10 -> 13,
+``n_i`` on 1..5 -> 2..8, ``T_i`` on [50, 150] -> [60, 160], ``m_i`` on [-0.2, 0.6] -> [0.2, 0.6],
+``price_exponent`` 1.0 -> 1.1 (the slot-selection calibration's value). The disjoint model stays
+one setting away (:data:`DISJOINT_MODEL`: ``shared_alternatives = false`` and the values before).
+The Figs. 3-8 specs were re-measured under the new defaults: cyclic-subbatches and
+cyclic-css-bf-split have re-chosen load levels, cyclic-nodes pins the disjoint model (its 6 nodes
+cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults (calibration.md). A
+shared-alternatives cycle costs far more CPU than a disjoint one (26 Nov, 24 nodes, 20 jobs,
+load 12-13: CSS 70 ms, FRSM 25 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
+nearly all of it the conflict-free combination search (:mod:`.dp`). The combination strategy stays min_time (source, eq. 11); the Table 1
 spec keeps min_cost (a tie with min_time under shared alternatives). Distance: the mean error
 over the 44 published values of both tables, a value's error being its |relative difference|,
 except a cycle failure rate's, |ours - published| / 0.025 (published 0 ... 0.025: a relative
 difference means nothing there; so a setting that fails many cycles cannot look near). At 200
-replications a cell: 76.2% -> 19.1% (Table 1 alone 33.8% -> 15.2%; Table 2 busy time,
-utilisation and income 66.3% -> 11.0%; failure rate at c = 6: 0.135 -> 0.025, published
-0.013). Command::
+replications a cell: 76.2% (defaults before) -> 19.1% (now) (Table 1 alone 33.8% -> 15.2%; Table 2
+busy time, utilisation and income 66.3% -> 11.0%; failure rate at c = 6: 0.135 -> 0.025,
+published 0.013). Re-measured with the reordered conflict-free search (:mod:`.dp`, 26 Nov):
+17.4%, 6 of 6 claims holding. Command::
 
     python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.toml jobs/cyclic-owner-price.toml --absolute failure=0.025 --replications 200 --workers 1
 
@@ -73,10 +75,13 @@ from .plugins import PLUGINS, VO_LIMITS
 
 __all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
-#: The calibrated setting (issue 17 item 2), for the Param descriptions. It is set by the
-#: specs of T14 Tables 1-2, not as the workload's default: see the module docstring.
-_CAL = ("T14 Tables 1-2 calibrated value {after} (jobs/cyclic-frsm-vs-css.toml, cyclic-owner-price.toml; "
-        "distance 76.2% -> 19.1%, failure rate included, benchmarks/calibration.md)")
+#: The calibrated defaults (issue 17 item 2), for the Param descriptions (module docstring).
+_CAL = ("default calibrated on T14 Tables 1-2 (before: {before}; jobs/cyclic-frsm-vs-css.toml, "
+        "cyclic-owner-price.toml; distance 76.2% -> 19.1%, failure rate included, benchmarks/calibration.md)")
+#: The disjoint model's values (the defaults before the calibration), for specs that pin it.
+DISJOINT_MODEL = {"shared_alternatives": False, "max_alternatives": 10, "job_slots_min": 1, "job_slots_max": 5,
+                  "job_runtime_min": 50.0, "job_runtime_max": 150.0, "price_margin_min": -0.2,
+                  "price_exponent": 1.0}
 #: The calibration command (200 replications a cell, 2 specs: 44 published values).
 CALIBRATION_COMMAND = ("python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.toml jobs/cyclic-owner-price.toml "
                        "--absolute failure=0.025 --replications 200 --workers 1")
@@ -86,18 +91,18 @@ PARAMS = (
     Param("nodes", "int", 24, "number of CPU nodes", low=1, high=100_000),
     Param("interval", "float", 600.0, "length of the scheduling interval [0, interval] (time)", low=1e-9),
     *[p for p in ENVIRONMENT_PARAMS if p.name != "price_exponent"],
-    Param("price_exponent", "float", 1.0, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (slots.md); "
-          + _CAL.format(after=1.1) + " (slot selection's TY calibration also gives 1.1)", low=0.0, high=10.0),
+    Param("price_exponent", "float", 1.1, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (slots.md); "
+          + _CAL.format(before=1.0) + " (slot selection's TY calibration also gives 1.1)", low=0.0, high=10.0),
     # batch (our rule for the distributions)
     Param("jobs", "int", 20, "N, jobs in the batch of a cycle", low=1, high=10_000),
-    Param("job_slots_min", "int", 1, "smallest n_i (slots on distinct nodes); " + _CAL.format(after=2), low=1),
-    Param("job_slots_max", "int", 5, "largest n_i; " + _CAL.format(after=8), low=1),
-    Param("job_runtime_min", "float", 50.0, "smallest T_i, reservation time on the slowest node (time); "
-          + _CAL.format(after=60), low=1e-9),
-    Param("job_runtime_max", "float", 150.0, "largest T_i (time); " + _CAL.format(after=160), low=1e-9),
-    Param("price_margin_min", "float", -0.2, "lowest m_i in F_i = p_ref (1 + m_i); " + _CAL.format(after=0.2),
+    Param("job_slots_min", "int", 2, "smallest n_i (slots on distinct nodes); " + _CAL.format(before=1), low=1),
+    Param("job_slots_max", "int", 8, "largest n_i; " + _CAL.format(before=5), low=1),
+    Param("job_runtime_min", "float", 60.0, "smallest T_i, reservation time on the slowest node (time); "
+          + _CAL.format(before=50), low=1e-9),
+    Param("job_runtime_max", "float", 160.0, "largest T_i (time); " + _CAL.format(before=150), low=1e-9),
+    Param("price_margin_min", "float", 0.2, "lowest m_i in F_i = p_ref (1 + m_i); " + _CAL.format(before=-0.2),
           low=-0.99),
-    Param("price_margin_max", "float", 0.6, "highest m_i; " + _CAL.format(after="0.6 (unchanged)"), low=-0.99),
+    Param("price_margin_max", "float", 0.6, "highest m_i; " + _CAL.format(before="0.6, unchanged"), low=-0.99),
     Param("runtime_factor_min", "float", 0.2, "lowest rho_i (actual / reserved runtime)", low=1e-9, high=1.0),
     Param("runtime_factor_max", "float", 1.0, "highest rho_i", low=1e-9, high=1.0),
     # method
@@ -111,12 +116,13 @@ PARAMS = (
           choices=TIME_QUANTITIES),
     Param("dp_resolution", "float", 1.0, "DP level size (quantities rounded up, limit down) (time or money)",
           low=1e-6),
-    Param("max_alternatives", "int", 10, "cap on alternatives per job (our rule); " + _CAL.format(after=13),
+    Param("max_alternatives", "int", 13, "cap on alternatives per job (our rule); " + _CAL.format(before=10),
           low=1, high=1000),
-    Param("shared_alternatives", "bool", False,
+    Param("shared_alternatives", "bool", True,
           "alternatives of different jobs may share slots (source's model); the combination step keeps "
-          "conflict-free combinations (False: disjoint, our rule; 30-250x the CPU per cycle when true); "
-          + _CAL.format(after="true") + "; " + CALIBRATION_COMMAND),
+          "conflict-free combinations (false: disjoint, our rule, the model before the calibration; a "
+          "shared-alternatives cycle costs about 10-70x the CPU of a disjoint one); "
+          + _CAL.format(before="false") + "; calibration: " + CALIBRATION_COMMAND),
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
           "searches once more for one window on the slots left (our rule)"),

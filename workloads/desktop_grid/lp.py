@@ -356,6 +356,7 @@ class _SimplexModel:
 
     def __init__(self, mu_nom: np.ndarray, alpha: np.ndarray) -> None:
         self.n, self.m = mu_nom.shape
+        self.mu_nom, self.alpha = mu_nom, np.asarray(alpha, float)
         self.A, self.cost = _sx.build_matrix(mu_nom, alpha)
         self.ptr, self.row, self.val = _sx.compressed_columns(self.A)
         self.has_alpha = np.asarray(alpha, float) > 0
@@ -363,6 +364,7 @@ class _SimplexModel:
         self.work = _sx.new_state(self.n, self.m)
         self.counts = np.zeros(5, np.int64)
         self.face_counts = np.zeros(5, np.int64)
+        self.redos = 0            # states whose face step could not be certified (HiGHS support)
 
     @property
     def solves(self) -> int:
@@ -383,17 +385,49 @@ class _SimplexModel:
         out = StateSolutions(np.zeros((k, n, m), np.uint8), np.zeros(k), np.zeros(k, np.int64),
                              np.zeros(k, np.int64), np.zeros((k if keep_delta else 1, n, m)))
         w = self.work
+        redo = np.zeros(k, np.bool_)
         bad = _states.solve_states(self.A, self.ptr, self.row, self.val, self.cost, self.has_alpha,
                                    self.lam_unit, states, w["Binv"], w["xb"], w["d"], w["head"],
                                    w["pos"], w["istate"], w["bcur"], bool(search), int(tries),
                                    float(zero_tol), OPT_SLACK, bool(robust), rng, out.elig, out.delta,
-                                   out.lambda_star, out.n_zeros, out.z0, self.counts, self.face_counts)
+                                   out.lambda_star, out.n_zeros, out.z0, self.counts, self.face_counts,
+                                   redo)
         what = (("robust_solver 'face'", "robust_solver 'ipm'") if robust else
                 ("lp_solver 'simplex'", "lp_solver 'highs'"))
         if bad >= 0:
             raise RuntimeError(f"allocation LP ({what[0]}): no certified optimum for "
                                f"state {bad} (estimates {states[bad].tolist()}); use {what[1]}")
+        if redo.any():
+            self._redo_by_highs(states, np.flatnonzero(redo), zero_tol, keep_delta, out)
         return out
+
+    def _redo_by_highs(self, states: np.ndarray, ks: np.ndarray, zero_tol: float, keep_delta: bool,
+                       out: StateSolutions) -> None:
+        """Last resort for states whose face step could not be certified (estimates of about
+        1e-8 and below: the face objective's costs 1/a_j reach 1e8 and more, beyond what the
+        certificate's tolerances can hold): the maximal support by its definition,
+        :func:`max_support` (one HiGHS LP per entry on the face of HiGHS's lambda*; exact
+        up to HiGHS's tolerances), or the simplex vertex's (already in ``out``) where that
+        support is complete. lambda* stays the simplex's. Rare (a few states in 1e5), so the
+        N*M LPs do not matter."""
+        for k in ks:
+            self.redos += 1
+            available = states[k] >= 0.0
+            mua = self.mu_nom * np.where(available, states[k], 1.0)[None, :]
+            try:
+                fmax = face_maxima(mua, self.alpha, available)
+            except RuntimeError as err:     # HiGHS may end "Unknown" at such estimates too
+                raise RuntimeError(f"allocation LP (robust_solver 'face'): no certified optimum for "
+                                   f"state {k} (estimates {states[k].tolist()}), nor by HiGHS "
+                                   f"({err}); use robust_solver 'ipm'") from err
+            support = support_of(fmax, available, zero_tol)
+            if support[:, available].all():
+                self.face_counts[_face.F_FALLBACK] += 1
+                continue
+            out.elig[k] = support
+            out.n_zeros[k] = self.n * int(available.sum()) - int(support.sum())
+            if keep_delta:
+                out.delta[k] = fmax
 
 
 def solve_states(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarray, rng: np.random.Generator,
@@ -424,7 +458,9 @@ def solve_states_robust(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarra
     ``lambda_star`` the vertex's; ``delta`` (with ``keep_delta``) the per-entry face maxima
     behind the threshold (lower bounds, exact near it). Counters: solves, search_solves,
     face_rounds (max-sum LPs), entry_solves (single-entry maxima), ambiguous_keys (keys that
-    needed them for U), top_keys (keys whose largest face maximum was computed), fallbacks."""
+    needed them for U), top_keys (keys whose largest face maximum was computed), fallbacks,
+    redos (states whose face step could not be certified: their support is
+    :func:`max_support`'s, by HiGHS, :meth:`_SimplexModel._redo_by_highs`)."""
     if degenerate not in ("search", "accept"):
         raise ValueError(f"degenerate {degenerate!r}: allowed 'search' or 'accept'")
     model = _SimplexModel(np.ascontiguousarray(mu_nom, float), np.asarray(alpha, float))
@@ -434,7 +470,7 @@ def solve_states_robust(mu_nom: np.ndarray, alpha: np.ndarray, states: np.ndarra
                  "pivots": int(c[_sx.C_PIVOTS]), "refactors": int(c[_sx.C_REFACTORS]),
                  "face_rounds": int(f[_face.F_ROUNDS]), "entry_solves": int(f[_face.F_ENTRY]),
                  "ambiguous_keys": int(f[_face.F_AMBIGUOUS]), "top_keys": int(f[_face.F_TOP]),
-                 "fallbacks": int(f[_face.F_FALLBACK])}
+                 "fallbacks": int(f[_face.F_FALLBACK]), "redos": model.redos}
 
 
 def face_maxima(mu: np.ndarray, alpha: np.ndarray, available: np.ndarray | None = None) -> np.ndarray:

@@ -19,7 +19,7 @@ from .simplex import (_I_PIVOTS, C_FAILED, C_SEARCH, C_SOLVES, _copy_basis, _del
 @numba.njit(cache=True)
 def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, d, head, pos,
                  istate, bcur, search, tries, zero_tol, opt_slack, robust, rng, elig, delta_out,
-                 lam_out, nz_out, z0_out, counts, fcounts):
+                 lam_out, nz_out, z0_out, counts, fcounts, redo):
     """Solve the LP of every state in order (row: estimate of each available machine, -1
     if unavailable), warm-starting each from the previous max-lambda optimum.
 
@@ -31,7 +31,10 @@ def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, 
     the face step, so the vertices are those of the vertex path. ``lam_out``, ``nz_out``
     (zeros of what ``elig`` holds), ``z0_out`` per state; ``delta_out``, if it has K rows,
     the chosen vertex's delta (robust: the face maxima behind the threshold). Returns -1, or
-    the index of a state whose LP could not be certified (the caller raises)."""
+    the index of a state whose vertex LP could not be certified (the caller raises). A state
+    whose face step could not be certified gets the vertex's outputs and ``redo[k]`` True
+    (the caller computes its support by HiGHS, ``lp.max_support``); the next state starts from the
+    restored vertex basis as usual."""
     n_states, m = states.shape
     n = has_alpha.shape[0]
     nr, ncol = A.shape
@@ -115,15 +118,16 @@ def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, 
             _copy_basis(Binv0, xb0, d0, head0, pos0, Binv, xb, d, head, pos)
             istate[_I_PIVOTS] = pivots0
             bcur[:] = b
-            if not ok:
-                return k
-            n_sup = 0
-            for i in range(n):
-                for j in range(m):
-                    n_sup += support[i, j]
-            if n_sup == n * m_av:      # complete support: the vertex instead (spec, our rule)
-                fcounts[F_FALLBACK] += 1
-                n_sup = -1
+            if not ok:                 # the vertex's outputs; the caller redoes the support
+                redo[k] = True
+            else:
+                n_sup = 0
+                for i in range(n):
+                    for j in range(m):
+                        n_sup += support[i, j]
+                if n_sup == n * m_av:  # complete support: the vertex instead (spec, our rule)
+                    fcounts[F_FALLBACK] += 1
+                    n_sup = -1
         lam_out[k], z0_out[k] = lam * lam_unit, z0
         if n_sup >= 0:
             nz_out[k] = n * m_av - n_sup
