@@ -21,7 +21,7 @@ from pathlib import Path
 
 # Per workload the spec whose cells select the most kernels, made small.
 WORST = {
-    "jobs/cluster-network-backfill.toml": ["params.jobs=30"],
+    "jobs/cluster-network-queues.toml": ["params.jobs=30"],   # every queue policy with the packet network
     "jobs/cluster-lublin-load.toml": ["params.jobs=30"],
     "jobs/desktop-grid-estimation-error.toml": ["params.horizon=300.0", "params.warmup=30.0"],
     "jobs/ga-time-to-solution.toml": ["sweep.density=[1]", "params.max_generations=20"],

@@ -66,12 +66,13 @@ def test_read_only_or_strided_trace_arrays_compile_no_second_kernel():
     args["tau"] = args["estimate"] * rng.uniform(0.2, 1.0, n)
     nodes = dict(node_cores=np.full(4, 2), node_mem=np.full(4, 1e9), node_disk=np.full(4, 1e9), node_speed=np.ones(4))
     first = simulator.simulate(**args, **nodes, queue="easy", allocation_policy="first_fit", rng_seed=1)
-    compiled = len(simulator._run.signatures)
+    loop = simulator._RUN[simulator.EASY]    # the EASY event loop
+    compiled = len(loop.signatures)
     frozen = {k: _read_only(v) for k, v in args.items()}
     frozen["submit"] = np.repeat(args["submit"], 2)[::2]  # a strided view
     again = simulator.simulate(**frozen, **{k: _read_only(v) for k, v in nodes.items()}, queue="easy",
                                allocation_policy="first_fit", rng_seed=1)
-    assert len(simulator._run.signatures) == compiled
+    assert len(loop.signatures) == compiled
     assert np.array_equal(first.start, again.start)
 
 

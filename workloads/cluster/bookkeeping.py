@@ -20,7 +20,7 @@ import numpy as np
 
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._jit import kernel_inline
+from ._jit import kernel, kernel_inline
 
 from . import allocation, events, profile
 
@@ -102,8 +102,9 @@ def _running_remove(run_end, run_nj, ctr, end: float, n: int, j: int) -> None:
 
 # ---------------------------------------------------------------- start / finish
 # A start is two steps: take the nodes (``take_chosen`` or ``take_in_order``), then
-# ``started``. Callers inline ``started`` once per start site whichever way the nodes
-# were taken: numba inlines at the IR level, so every extra copy of it costs compile time.
+# ``started``. The passes call ``queue_policies.start_chosen`` / ``start_in_order``, the
+# two places these are inlined: numba inlines at the IR level, so every extra copy costs
+# compile time, and a job starts only once, so the call costs little.
 @kernel_inline
 def take_chosen(j: int, m: int, cand_node, cand_k, nd, jb, alloc, ctr, clk):
     """Give job j the chosen nodes ``cand_node[:m]`` (``cand_k`` processes each); returns
@@ -249,3 +250,12 @@ def finish_job(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ct
         if now < plan_end[j]:            # ended before its estimate: compress the queue
             profile.add(pt, pf, meta, now, plan_end[j], n)
             ctr[I_COMPRESS] = 1
+
+
+@kernel
+def finish(j: int, now: float, was_killed: bool, nd, jb, out, alloc, run, ctr, acc, clk, prof,
+           policy_q: int) -> None:
+    """:func:`finish_job` as a call, for the event loops (one compiled copy for all of them;
+    a job ends once, so the call costs little). Pass a computed bool, not the literal True
+    or False: each literal would compile a copy."""
+    finish_job(j, now, was_killed, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)

@@ -69,9 +69,10 @@ def heap_grow(ht, hk, hd):
     """Arrays of twice the capacity holding the same events (call when full)."""
     n = ht.size
     t2, k2, d2 = heap_new(2 * n)
-    t2[:n] = ht
-    k2[:n] = hk
-    d2[:n] = hd
+    for i in range(n):    # a loop, not slice assignment: no broadcast check, whose error path costs compile time
+        t2[i] = ht[i]
+        k2[i] = hk[i]
+        d2[i] = hd[i]
     return t2, k2, d2
 
 

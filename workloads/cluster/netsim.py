@@ -1,6 +1,6 @@
 """Part 1's event simulator with the packet network inside (numba), without editing part 1.
 
-The loop is part 1's ``simulator._run`` with the network merged in: the next event
+The loop is part 1's (``simulator._RUN``) with the network merged in: the next event
 time is the earliest of the next arrival, part 1's heap and the network's heap; at one
 time come the arrivals (priority 1), every packet event and computation end of the
 network (2–4, ``spmd.advance``), part 1's kills and reservation wake-ups, one
@@ -10,6 +10,11 @@ order the pass started them. Jobs reach part 1's bookkeeping with ``tau = inf``,
 ``bookkeeping.started`` schedules only the kill at ``start + t / min s``; the real end comes from
 the network, and a kill of a job that already ended is ignored. The pools of the
 network grow inside the kernel (numba's reference counting is on in this one loop).
+
+Unlike part 1's loops (one per queue policy, EASY's pass inlined), this one loop serves
+every queue policy and calls the passes: packets, not scheduling,
+set its speed, and a loop of this size costs about 4 CPU-s to compile, more than the
+passes it would leave out (the worst spec, cluster-network-queues, has all four).
 
 Use :func:`simulate` like part 1's ``simulator.simulate`` plus the network arguments;
 it returns part 1's ``Result`` and the ``SpmdSim`` (its ``net.acc`` has MB and the
@@ -24,8 +29,11 @@ import numpy as np
 from . import events, simulator
 from . import network as net
 from . import spmd
-from .bookkeeping import I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish_job
-from .simulator import Result, _enqueue, schedule
+from ._jit import kernel
+from .bookkeeping import (
+    EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish)
+from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
+from .simulator import Result, _enqueue
 from .topology import Topology
 
 
@@ -35,7 +43,9 @@ def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
     old = pool.shape[1]
     cap = max(2 * old, old + extra)
     new = np.zeros((pool.shape[0], cap), np.int64)
-    new[:, :old] = pool
+    for r in range(pool.shape[0]):   # loops, not slice assignment (see events.heap_grow)
+        for i in range(old):
+            new[r, i] = pool[r, i]
     for i in range(old, cap - 1):
         new[next_row, i] = i + 1
     new[next_row, cap - 1] = ctr[free_slot]
@@ -46,8 +56,18 @@ def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
 @numba.njit(cache=True)
 def _grow_msgf(msgf, cap: int):
     new = np.zeros((msgf.shape[0], cap))
-    new[:, :msgf.shape[1]] = msgf
+    for r in range(msgf.shape[0]):
+        for i in range(msgf.shape[1]):
+            new[r, i] = msgf[r, i]
     return new
+
+
+@kernel
+def _easy(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+          alloc_policy, policy_q) -> None:
+    """EASY's pass as a call (part 1 inlines it into its loop for speed; here packets dominate)."""
+    easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+              alloc_policy, policy_q)
 
 
 @numba.njit(cache=True)
@@ -61,7 +81,9 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
     n_jobs = submit.size
     ht, hk, hd = heap
     nht = nheap[0]
-    ia = 0
+    ia = np.int64(0)                             # not a literal: _enqueue compiles once
+    inclusive = np.bool_(True)                   # not a literal: spmd.advance has one signature with the
+                                                 # Python driver's (netsched's topology-aware path)
     lo = 0                                       # jobs before lo have started (or will never)
     while True:
         ta = submit[ia] if ia < n_jobs else np.inf
@@ -86,7 +108,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             arrived += 1
             trigger = True
         while True:                                  # 2-4: packet events and computation ends at t
-            status = spmd.advance(t, True, max_deg, done, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb,
+            status = spmd.advance(t, inclusive, max_deg, done, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb,
                                   njbf, t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, nheap,
                                   nctr, nacc)
             if status != net.NEED_ROOM:
@@ -95,7 +117,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             msg = _grow(msg, net.M_NEXT, nctr, net.C_MFREE, max_deg + 16)
             msgf = _grow_msgf(msgf, msg.shape[1])
         for x in range(done[0]):
-            finish_job(done[1 + x], t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+            finish(done[1 + x], t, np.bool_(False), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
             trigger = True
         done[0] = 0
         while ctr[I_HSIZE] > 0 and ht[0] == t:
@@ -104,18 +126,32 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
             if kind == events.KILL:
                 if np.isnan(end[d]):                 # still running at its estimate
                     njb[spmd.J_LEFT, d] = spmd.KILLED
-                    finish_job(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    finish(d, t, np.bool_(True), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
             elif kind == events.COMPUTE_END:         # not pushed for network jobs (tau = inf)
-                finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                finish(d, t, np.bool_(False), nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                 trigger = True
             elif kind == events.JOB_START:
                 if np.isnan(start[d]) and res[d] == t:
                     due = True
                     ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
-        schedule(trigger, due, policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-                 cand_node, cand_k, rng, alloc_policy)
+        if trigger:                                  # one pass of the queue policy
+            if policy_q == EASY:
+                _easy(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                      rng, alloc_policy, policy_q)
+            elif policy_q == FCFS:
+                fcfs_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
+            elif policy_q == MPFS_SCAN:
+                scan_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
+            else:
+                conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+                                  cand_node, cand_k, rng, alloc_policy, policy_q)
+        elif due:                                    # conservative's wake-ups
+            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                      alloc_policy, policy_q)
         # 5: SPMD starts of the jobs started at t, in the order the pass started them
         m = 0
         for j in range(lo, ia):

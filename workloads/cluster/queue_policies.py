@@ -59,6 +59,26 @@ def _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k) -> int:
                              nd[7], nd[9], nd[10], rng, cand_node, cand_k)
 
 
+@kernel
+def start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, clk, prof, policy_q) -> None:
+    """Start job j now on the nodes ``take_in_order`` takes (the caller has checked that
+    its cores are free, ``ctr[I_BY_COUNT]`` set).
+
+    A call, not inlined: a job starts once, so the call costs little, while every
+    inlined copy of the start's bookkeeping costs seconds of compile time in each pass
+    and loop that holds one."""
+    started(j, now, take_in_order(j, alloc_policy, nd, jb, alloc, ctr, clk), jb, out, run, heap, ctr, clk, prof,
+            policy_q)
+
+
+@kernel
+def start_chosen(j, m, now, nd, jb, out, alloc, run, heap, ctr, clk, prof, cand_node, cand_k, policy_q) -> None:
+    """Start job j now on the m nodes ``allocation.choose`` wrote to ``cand_node`` /
+    ``cand_k`` (a call, as :func:`start_in_order`)."""
+    started(j, now, take_chosen(j, m, cand_node, cand_k, nd, jb, alloc, ctr, clk), jb, out, run, heap, ctr, clk,
+            prof, policy_q)
+
+
 @kernel_inline
 def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng, alloc_policy,
                policy_q) -> bool:
@@ -66,13 +86,12 @@ def _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_
     if ctr[I_BY_COUNT]:   # fits exactly when its cores are free (see simulator.new_state)
         if jb[1][j] > ctr[I_FREE]:
             return False
-        taken = take_in_order(j, alloc_policy, nd, jb, alloc, ctr, clk)
+        start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, clk, prof, policy_q)
     else:
         m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
         if m < 0:
             return False
-        taken = take_chosen(j, m, cand_node, cand_k, nd, jb, alloc, ctr, clk)
-    started(j, now, taken, jb, out, run, heap, ctr, clk, prof, policy_q)
+        start_chosen(j, m, now, nd, jb, out, alloc, run, heap, ctr, clk, prof, cand_node, cand_k, policy_q)
     return True
 
 
@@ -247,7 +266,7 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
             continue              # would end after the shadow even on the fastest nodes
         if clk[C_SMIN] == clk[C_SMAX] and ctr[I_BY_COUNT]:
             # fits (n <= free cores) and, e being exact, ends by the shadow or fits extra
-            taken = take_in_order(j, alloc_policy, nd, jb, alloc, ctr, clk)
+            start_in_order(j, now, alloc_policy, nd, jb, out, alloc, run, heap, ctr, clk, prof, policy_q)
         else:
             m = _try_fit(j, jb, nd, ctr, alloc_policy, rng, cand_node, cand_k)
             if m < 0:
@@ -256,10 +275,9 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
                 e = est[j] / _min_speed(speed, cand_node, m)
                 if now + e > shadow and n > extra:
                     continue      # on these nodes it would delay the head
-            taken = take_chosen(j, m, cand_node, cand_k, nd, jb, alloc, ctr, clk)
+            start_chosen(j, m, now, nd, jb, out, alloc, run, heap, ctr, clk, prof, cand_node, cand_k, policy_q)
         if now + e > shadow:
             extra -= n
-        started(j, now, taken, jb, out, run, heap, ctr, clk, prof, policy_q)
         q[at] = HOLE
         ctr[I_Q] -= 1
     _end_easy_pass(q, ctr, head)

@@ -5,7 +5,11 @@ kernel accounts the interval since the previous time for the metrics, handles ev
 event of the time, runs the queue policy once if the time held an arrival or a
 computation end (spec "Simulation"; conservative also starts jobs whose reservation
 time has come, at JOB_START events), then records the state that holds until the next
-time. Part 2 adds packet events as new branches of the dispatch in :func:`_run`.
+time. Part 2 adds packet events to the same loop (``netsim.py``).
+
+The loop is compiled once per queue policy (:data:`_RUN`): a spec compiles only the
+passes its policies need, and EASY's pass, the one whose speed needs it, is inlined into
+its own loop alone.
 """
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ import numpy as np
 from schedsweep.workloads._contract import kernel_array
 
 from . import allocation, events, profile
-from ._jit import kernel, kernel_inline
+from ._jit import kernel
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
     I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
-    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish_job)
+    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
@@ -47,91 +51,87 @@ def _enqueue(q, ctr, j: int, n, mpfs: bool) -> None:
     ctr[I_Q] += 1
 
 
-@kernel_inline
-def _pass(policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
-          rng, alloc_policy) -> None:
-    if policy_q == FCFS:
-        fcfs_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                  alloc_policy, policy_q)
-    elif policy_q == MPFS_SCAN:
-        scan_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                  alloc_policy, policy_q)
-    elif policy_q == EASY:
-        easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                  alloc_policy, policy_q)
-    else:
-        conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
-                          cand_k, rng, alloc_policy, policy_q)
+def _event_loop(policy: int):
+    """Part 1's event loop compiled for queue policy ``policy`` alone.
 
+    ``policy`` is a constant of the closure, so numba drops the other policies' branches
+    before it types the loop: a spec compiles only the passes its queue policies need (the
+    EASY pass, inlined here for its speed, is most of a loop's compile time). numba keys
+    the cached copies of a closure by the values of its cells, so each policy's loop is
+    cached on its own. ``policy_q`` is still passed: the inlined bookkeeping reads it."""
 
-@kernel_inline
-def schedule(trigger: bool, due: bool, policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
-             dplan, cand_node, cand_k, rng, alloc_policy) -> None:
-    """The scheduling step after all events of a time: one pass of the queue policy if the
-    time held an arrival or a job end (``trigger``), else only the start of the jobs whose
-    reservation came due (``due``, conservative wake-ups)."""
-    if trigger:
-        _pass(policy_q, now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
-              rng, alloc_policy)
-    elif due:
-        start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                  alloc_policy, policy_q)
-
-
-@kernel
-def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
-         dplan, q, cand_node, cand_k, rng) -> int:
-    """Run until every event is handled (returns 0) or the heap may overflow (returns 1:
-    the caller grows it and calls again; ``ctr[I_NEXT]`` remembers the next arrival)."""
-    submit, n = jb[0], jb[1]
-    start = out[0]
-    n_jobs = submit.size
-    ht, hk, hd = heap
-    ia = ctr[I_NEXT]
-    while True:
-        ta = submit[ia] if ia < n_jobs else np.inf
-        th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
-        t = min(ta, th)
-        if t == np.inf:
-            break
-        if policy_q == CONSERVATIVE:
-            # room for every event this time can push (a wake-up and an end per queued
-            # job); other policies push one end per started job, and the heap starts
-            # with room for two per job
-            k = ia
-            while k < n_jobs and submit[k] == t:
-                k += 1
-            if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
-                ctr[I_NEXT] = ia
-                return 1
-        _advance_clocks(t, clk)
-        trigger = False
-        due = False
-        arrived = 0
-        while ia < n_jobs and submit[ia] == t:       # priority 1: arrivals
-            _enqueue(q, ctr, ia, n, policy_q == MPFS_SCAN)
-            ia += 1
-            arrived += 1
-            trigger = True
-        while ctr[I_HSIZE] > 0 and ht[0] == t:
-            _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
-            kind = events.key_kind(ek)
-            if kind == events.COMPUTE_END:
-                finish_job(d, t, False, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+    @kernel
+    def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
+             dplan, q, cand_node, cand_k, rng) -> int:
+        """Run until every event is handled (returns 0) or the heap may overflow (returns 1:
+        the caller grows it and calls again; ``ctr[I_NEXT]`` remembers the next arrival)."""
+        submit, n = jb[0], jb[1]
+        start = out[0]
+        n_jobs = submit.size
+        ht, hk, hd = heap
+        ia = ctr[I_NEXT]
+        while True:
+            ta = submit[ia] if ia < n_jobs else np.inf
+            th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
+            t = min(ta, th)
+            if t == np.inf:
+                break
+            if policy == CONSERVATIVE:
+                # room for every event this time can push (a wake-up and an end per queued
+                # job); other policies push one end per started job, and the heap starts
+                # with room for two per job
+                k = ia
+                while k < n_jobs and submit[k] == t:
+                    k += 1
+                if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
+                    ctr[I_NEXT] = ia
+                    return 1
+            _advance_clocks(t, clk)
+            trigger = False
+            due = False
+            arrived = 0
+            while ia < n_jobs and submit[ia] == t:       # priority 1: arrivals
+                _enqueue(q, ctr, ia, n, policy_q == MPFS_SCAN)
+                ia += 1
+                arrived += 1
                 trigger = True
-            elif kind == events.KILL:
-                finish_job(d, t, True, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
-                trigger = True
-            elif kind == events.JOB_START:
-                if np.isnan(start[d]) and res[d] == t:
-                    due = True
-                    ctr[I_DUE] += 1
-        ctr[I_ARRIVED] = arrived
-        schedule(trigger, due, policy_q, t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-                 cand_node, cand_k, rng, alloc_policy)
-        _record_state(ctr, clk, total_cores, cl_mask)
-    ctr[I_NEXT] = ia
-    return 0
+            while ctr[I_HSIZE] > 0 and ht[0] == t:
+                _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
+                kind = events.key_kind(ek)
+                if kind == events.COMPUTE_END or kind == events.KILL:
+                    finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    trigger = True
+                elif kind == events.JOB_START:
+                    if np.isnan(start[d]) and res[d] == t:
+                        due = True
+                        ctr[I_DUE] += 1
+            ctr[I_ARRIVED] = arrived
+            if trigger:
+                if policy == EASY:
+                    easy_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                              rng, alloc_policy, policy_q)
+                elif policy == FCFS:
+                    fcfs_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                              rng, alloc_policy, policy_q)
+                elif policy == MPFS_SCAN:
+                    scan_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                              rng, alloc_policy, policy_q)
+                else:
+                    conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
+                                      cand_node, cand_k, rng, alloc_policy, policy_q)
+            elif due:
+                if policy == CONSERVATIVE:   # only conservative's reservations push JOB_START
+                    start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
+                              rng, alloc_policy, policy_q)
+            _record_state(ctr, clk, total_cores, cl_mask)
+        ctr[I_NEXT] = ia
+        return 0
+
+    return _run
+
+
+#: One event loop per queue policy (index of ``QUEUE_NAMES``), compiled on first use.
+_RUN = tuple(_event_loop(policy) for policy in range(len(QUEUE_NAMES)))
 
 
 @dataclass
@@ -282,7 +282,8 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     st = new_state(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk, node_speed,
                    alloc_policy, rng_seed, policy_q)
     heap = st.heap
-    while _run(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, heap, st.ctr, st.acc,
-               st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng):
+    run = _RUN[policy_q]
+    while run(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, heap, st.ctr, st.acc,
+              st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng):
         heap = events.heap_grow(*heap)
     return result_of(st)

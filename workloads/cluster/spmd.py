@@ -209,8 +209,9 @@ def start_job(j: int, t: float, seed, mean_bytes: float, payload: float, node_sp
         pr[P_JOB, p] = j
         pr[P_K0, p] = 0
         prf[PF_ORIGIN, p] = t
+    first = np.int64(0)     # not the literal 0: that would compile a second copy of _begin and its callees
     for u in range(n):
-        _begin(base + u, 0, t, seed, mean_bytes, payload, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link,
+        _begin(base + u, first, t, seed, mean_bytes, payload, node_speed, pr, prf, pi, jb, jbf, t_routing, next_link,
                link_dst, link_time, dev, pk, msg, msgf, heap, ctr, acc)
 
 
