@@ -14,6 +14,7 @@ Ratios are against the serial run of the same repeat.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -125,6 +126,9 @@ def main() -> None:
     if args.variant:
         VARIANTS[args.variant]()
         return
+    missing = [m for m in ("simpy", "joblib") if importlib.util.find_spec(m) is None]
+    if missing:  # else every replication of the peer model fails inside the sweep
+        raise SystemExit(f"bench_small needs {' and '.join(missing)}: pip install -e '.[bench]'")
     measure("schedsweep")  # numba caches and the OS file cache warm, as on a second run
     rows = []
     for k in range(args.repeats):
