@@ -16,7 +16,6 @@ it stays fast. A changed spec or model invalidates its entry.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -205,26 +204,10 @@ def estimate(spec: Spec, results: Path, cache: dict | None = None) -> tuple[floa
     return float(rate.sum()) * spec.replications / cores(), basis
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr():
-    """Send file descriptor 1 (C libraries' prints included) to stderr for a while."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def run_pilots(specs: list[Spec], results: Path, seconds: float = PILOT_SECONDS) -> None:
     """Pilot every spec that has neither a store nor a cached pilot; cache each as it ends."""
+    from schedsweep.workloads._stdio import stdout_to_stderr
+
     cache = read_cache(results)
     for spec in specs:
         if (results / f"{spec.name}.zarr" / "zarr.json").exists() or cache_key(spec) in cache:
@@ -233,7 +216,7 @@ def run_pilots(specs: list[Spec], results: Path, seconds: float = PILOT_SECONDS)
         entry: dict = {"cells": len(pilot_cells(spec)), "measured": time.strftime("%Y-%m-%d"),
                        "host": platform.node(), "spec": spec.path}
         try:
-            with _stdout_to_stderr():  # a model's own prints (solver banners) must not mix into the catalogue
+            with stdout_to_stderr():  # a model's own prints (solver banners) must not mix into the catalogue
                 rate = pilot(spec, seconds)
             if not np.isfinite(rate):
                 raise ValueError("no timed batch")

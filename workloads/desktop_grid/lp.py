@@ -49,8 +49,6 @@ then M machine rows.
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +56,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from .._stdio import stdout_to_stderr
 from . import face as _face
 from . import simplex as _sx
 from . import states as _states
@@ -140,26 +139,11 @@ def _highs_model(mu: np.ndarray, alpha: np.ndarray) -> highspy.HighsLp:
     return lp
 
 
-def _highs_off_stdout() -> highspy.Highs:
-    """``highspy.Highs()`` whose copyright banner goes to stderr, not stdout.
-
-    highspy (1.8 and later) prints the banner once per process, from C++ straight to file
-    descriptor 1, inside its constructor, before ``silent()`` can be called; on stdout it
-    would land in the middle of a table or JSON that a user pipes on. The descriptor is
-    pointed at stderr only for that construction.
-    """
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _new_highs(lp: highspy.HighsLp, ipm: bool = False) -> highspy.Highs:
-    h = _highs_off_stdout()
+    # highspy (1.8 and later) prints its banner once per process from C++ to descriptor 1,
+    # inside the constructor, before silent() can act
+    with stdout_to_stderr():
+        h = highspy.Highs()
     h.silent()
     h.setOptionValue("random_seed", 0)
     h.setOptionValue("threads", 1)
