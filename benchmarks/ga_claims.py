@@ -19,6 +19,10 @@ script prints, per store, the statistics that say whether an ordering is resolve
     python benchmarks/ga_claims.py /tmp/gaclaims/sp.zarr --along islands
     python benchmarks/ga_claims.py /tmp/gaclaims/tts.zarr --along density --fit
     python benchmarks/ga_claims.py /tmp/gaclaims/iso.zarr --along migration_interval --against 25,300
+    python benchmarks/ga_claims.py /tmp/iso.zarr --along migration_interval --metric time_to_solution_within
+
+A metric with a ``within`` dimension (``time_to_solution_within``: the target's tolerance) is
+reported per tolerance; there a replication missed the target where its column is NaN.
 
 ``--against A,B``: also the paired difference of every cell against those cells (for a U
 shape: is the best interior cell below both ends?).
@@ -38,6 +42,19 @@ from schedsweep.pipeline.stats import describe_array  # noqa: E402
 from schedsweep.pipeline.store import open_store  # noqa: E402
 
 NOT_REACHED = 2  # ga REASONS: target_not_reached
+NO_JOBS = 1      # ga REASONS: no_jobs
+
+
+def _missed(cell, metric: str) -> np.ndarray:
+    """Replications of ``cell`` that ran but never reached the target of ``metric``. The
+    reason code says so for ``time_to_solution`` (at the run's ``target_within``); a column of
+    ``time_to_solution_within`` (a slice at one tolerance) is NaN where that tolerance was
+    missed, whatever the reason code says about the run's own tolerance."""
+    x = cell[metric].values.astype(float)
+    reason = cell["reason"].values if "reason" in cell else np.zeros(x.shape, np.int8)
+    if "within" in cell[metric].coords:
+        return np.isnan(x) & (reason != NO_JOBS)
+    return reason == NOT_REACHED
 
 
 def _ci(x: np.ndarray, level: float) -> tuple[float, float, int]:
@@ -55,20 +72,20 @@ def cell_rows(ds, metric: str, along: str, level: float) -> list[str]:
     for v in ds[along].values:
         cell = ds.sel({along: v})
         x = cell[metric].values.astype(float)
-        reason = cell["reason"].values if "reason" in cell else np.zeros_like(x)
+        missed = _missed(cell, metric)
         capped = cell["capped_periods"].values if "capped_periods" in cell else np.full_like(x, np.nan)
         mean, half, n = _ci(x, level)
-        ran = ~np.isnan(x) | (reason == NOT_REACHED)
-        median = float(np.median(_censored(x, reason)[ran])) if ran.any() else float("nan")
-        rows.append(f"| {v} | {n} | {int(np.sum(reason == NOT_REACHED))} | {int(np.nansum(capped))} | "
+        ran = ~np.isnan(x) | missed
+        median = float(np.median(_censored(x, missed)[ran])) if ran.any() else float("nan")
+        rows.append(f"| {v} | {n} | {int(np.sum(missed))} | {int(np.nansum(capped))} | "
                     f"{_fmt(mean, half)} | {median:.4g} |")
     return rows
 
 
-def _censored(x: np.ndarray, reason: np.ndarray) -> np.ndarray:
-    """The metric with a replication that never reached its target counted as +inf (slower
-    than any that did), so medians and signs use it instead of dropping it."""
-    return np.where(reason == NOT_REACHED, np.inf, x)
+def _censored(x: np.ndarray, missed: np.ndarray) -> np.ndarray:
+    """The metric with a replication that never reached its target (``missed``) counted as
+    +inf (slower than any that did), so medians and signs use it instead of dropping it."""
+    return np.where(missed, np.inf, x)
 
 
 def _sign_test(xa: np.ndarray, xb: np.ndarray) -> str:
@@ -90,7 +107,7 @@ def paired_rows(ds, metric: str, along: str, pairs: list[tuple], level: float) -
     for a, b in pairs:
         ca, cb = ds.sel({along: a}), ds.sel({along: b})
         xa, xb = ca[metric].values.astype(float), cb[metric].values.astype(float)
-        signs = _sign_test(_censored(xa, ca["reason"].values), _censored(xb, cb["reason"].values))
+        signs = _sign_test(_censored(xa, _missed(ca, metric)), _censored(xb, _missed(cb, metric)))
         diff, half, n = _ci(xb - xa, level)
         with np.errstate(divide="ignore", invalid="ignore"):  # a time of 0 (target met at once) has no log
             lr, lhalf, _ = _ci(np.where((xa > 0) & (xb > 0), np.log(xb / xa), np.nan), level)

@@ -107,3 +107,24 @@ def test_a_negative_tolerance_is_refused():
         plan(tiny_instance(), "ga", GASettings(**SEARCH), [np.random.default_rng(0)], within=-0.1)
     param = next(p for p in ga.PARAMS if p.name == "target_within")
     assert param.check(-0.1)[1] is not None and param.check(0.1)[1] is None
+
+
+def test_ga_claims_counts_a_miss_per_tolerance_column_not_by_the_runs_reason():
+    import sys
+    from pathlib import Path
+
+    import xarray as xr
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import ga_claims
+
+    # replication 1 missed the run's own tolerance (reason 2) but reached the 0.2 target;
+    # replication 2 had no jobs (reason 1): no run, not a miss
+    t = np.array([[[10.0, 4.0], [np.nan, 7.0], [np.nan, np.nan]]])      # (interval, replication, within)
+    ds = xr.Dataset({"time_to_solution_within": (("migration_interval", "replication", "within"), t),
+                     "reason": (("migration_interval", "replication"), np.array([[0, 2, 1]], np.int8))},
+                    coords={"migration_interval": [25], "within": ["0.01", "0.2"]})
+    tight, loose = (ds.sel(within=w) for w in ("0.01", "0.2"))
+    row = ga_claims.cell_rows(tight, "time_to_solution_within", "migration_interval", 0.95)[0].split("|")
+    assert row[3].strip() == "1" and row[-2].strip() == "inf"      # median of 10, inf
+    row = ga_claims.cell_rows(loose, "time_to_solution_within", "migration_interval", 0.95)[0].split("|")
+    assert row[3].strip() == "0" and row[-2].strip() == "5.5"      # median of 4, 7
