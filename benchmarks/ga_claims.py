@@ -43,6 +43,7 @@ from schedsweep.pipeline.store import open_store  # noqa: E402
 
 NOT_REACHED = 2  # ga REASONS: target_not_reached
 NO_JOBS = 1      # ga REASONS: no_jobs
+TIMED = ("time_to_solution", "generations_to_solution")   # NaN where the target was not reached
 
 
 def _missed(cell, metric: str) -> np.ndarray:
@@ -54,7 +55,9 @@ def _missed(cell, metric: str) -> np.ndarray:
     reason = cell["reason"].values if "reason" in cell else np.zeros(x.shape, np.int8)
     if "within" in cell[metric].coords:
         return np.isnan(x) & (reason != NO_JOBS)
-    return reason == NOT_REACHED
+    if metric in TIMED:
+        return reason == NOT_REACHED
+    return np.zeros(x.shape, bool)   # a quality or a count: defined whether or not the target was reached
 
 
 def _ci(x: np.ndarray, level: float) -> tuple[float, float, int]:

@@ -128,3 +128,7 @@ def test_ga_claims_counts_a_miss_per_tolerance_column_not_by_the_runs_reason():
     assert row[3].strip() == "1" and row[-2].strip() == "inf"      # median of 10, inf
     row = ga_claims.cell_rows(loose, "time_to_solution_within", "migration_interval", 0.95)[0].split("|")
     assert row[3].strip() == "0" and row[-2].strip() == "5.5"      # median of 4, 7
+    # a quality is defined whether or not the run reached its target: no +inf in its median
+    ds["gmean_length"] = (("migration_interval", "replication"), np.array([[3.0, 5.0, np.nan]]))
+    row = ga_claims.cell_rows(ds, "gmean_length", "migration_interval", 0.95)[0].split("|")
+    assert row[3].strip() == "0" and row[-2].strip() == "4"

@@ -8,6 +8,18 @@ dependencies, arrivals), then one per island (``islands`` of them) for the GA's 
 All are spawned for every algorithm, so the instance of replication r is the same for
 the GA, Backfill and FCFS and for any number of islands.
 
+Time to solution (our rule; the source's T_p): generations until a period's best reaches a
+fixed target quality, times Z, summed over periods. ``target = "one_island"`` (default): the
+target is the final best (tau, f) of one island at I_m = 50 with the same settings on the same
+period problem, the same for every P and I_m; ``"own_final"``: each run's own final best.
+A period reaches it at the first generation whose best has the target's docking gap (or a
+smaller one) and f at most ``target_within`` above the target's. ``target_within = 0.01``
+(default, the measure of before) is tighter than the spread of final qualities, so runs that
+end above one island's final never reach it (``target_not_reached``, NaN); a larger fraction
+is a target every run reaches (at P = 4, D = 4, I_m = 25 .. 300: 0.2, benchmarks/calibration.md,
+GA, "a target every run reaches"). ``time_to_solution_within`` records the time at the
+tolerances 0.01, 0.02, 0.05, 0.1 and 0.2 in every run.
+
 Modules: :mod:`.model` (problem arrays, chromosome, timing), :mod:`.objectives`,
 :mod:`.baselines`, :mod:`.crossover`, :mod:`.operators`, :mod:`.islands`, :mod:`.dask_islands`,
 :mod:`.instance`, :mod:`.planning`.
