@@ -132,3 +132,52 @@ def test_ga_claims_counts_a_miss_per_tolerance_column_not_by_the_runs_reason():
     ds["gmean_length"] = (("migration_interval", "replication"), np.array([[3.0, 5.0, np.nan]]))
     row = ga_claims.cell_rows(ds, "gmean_length", "migration_interval", 0.95)[0].split("|")
     assert row[3].strip() == "0" and row[-2].strip() == "4"
+
+
+def test_the_one_island_reference_repeats_island_0s_search_and_the_apart_reference_is_its_own(monkeypatch):
+    # target one_island copies island 0's generator: a one-island run at another I_m (or island 0
+    # before its first migrant) repeats the reference's search generation by generation
+    params = {**PARAMS, "islands": 1, "target_within": 0.0}
+    inst_seed = np.uint64(41)
+    inst = make_instance(ga.instance_settings(params), ga.substreams(inst_seed, 1)[0])
+    s = ga.ga_settings({**params, "migration_interval": 25})
+    recorded = []
+
+    def run(problem, s_, rngs):
+        r = run_islands(problem, s_, rngs)
+        recorded.append((s_.migration_interval, r))
+        return r
+
+    monkeypatch.setattr(planning, "run_islands", run)
+    plan(inst, "ga", s, ga.substreams(inst_seed, 2)[1:], run=run)
+    monkeypatch.undo()
+    pairs = list(zip(recorded[0::2], recorded[1::2]))   # (reference at 50, the run at 25) per period
+    assert pairs and all(a[0] == 50 and b[0] == 25 for a, b in pairs)
+    for (_, ref), (_, mine) in pairs:
+        n = min(len(ref.hist_fit), len(mine.hist_fit))
+        assert np.array_equal(ref.hist_fit[:n], mine.hist_fit[:n])
+    # one_island_apart: the reference island draws from its own stream, the same for every P and I_m
+    targets = []
+    for P, interval in ((1, 50), (2, 5), (3, 20)):
+        s = ga.ga_settings({**params, "islands": P, "migration_interval": interval, "migrants": 1})
+        res = plan(inst, "ga", s, ga.substreams(inst_seed, 1 + P)[1:], target="one_island_apart",
+                   reference_rng=ga.reference_stream(inst_seed))
+        targets.append(res.targets)
+    assert targets[0][0] == targets[1][0] == targets[2][0]   # later periods' problems follow each run's schedule
+    # ... and it is one island at I_m = 50 on that stream (period 0's problem is the first period's)
+    problem, _ = planning.period_problem(inst, 0, np.full(inst.speed.shape[0], np.nan))
+    one = run_islands(problem, ga.ga_settings({**params, "islands": 1, "migration_interval": 50}),
+                      [ga.reference_stream(inst_seed)])
+    assert targets[0][0] == (one.hist_tau[-1], one.hist_fit[-1])
+    # with one island at I_m = 50 the copy-of-island-0 reference is the run itself; the apart one is not
+    s1 = ga.ga_settings({**params, "islands": 1, "migration_interval": 50})
+    own = plan(inst, "ga", s1, ga.substreams(inst_seed, 2)[1:], target="one_island")
+    assert own.generations_to_solution == own.generations_to_own_final
+    assert any(a != b for a, b in zip(own.targets, targets[0]))
+    with pytest.raises(ValueError, match="reference_rng"):
+        plan(inst, "ga", s1, ga.substreams(inst_seed, 2)[1:], target="one_island_apart")
+    seeds = np.arange(3, dtype=np.uint64)
+    apart = {**PARAMS, "target": "one_island_apart"}
+    first, again = ga.run_batch(apart, seeds), ga.run_batch(apart, seeds)
+    assert np.array_equal(first["time_to_solution_within"], again["time_to_solution_within"], equal_nan=True)
+    assert np.array_equal(first["objective_value"], ga.run_batch(PARAMS, seeds)["objective_value"])  # same search

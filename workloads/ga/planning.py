@@ -21,7 +21,7 @@ from .objectives import log_gmean, makespan, tau, weighted_completion
 from .plugins import ObjectiveNaN, call_objective
 
 METHODS = ("ga", "backfill", "fcfs")
-TARGETS = ("one_island", "own_final")
+TARGETS = ("one_island", "one_island_apart", "own_final")
 REFERENCE_INTERVAL = 50  # I_m of the one-island reference run (epochs set when it checks for a stall)
 #: Tolerances above the target at which time to solution is also recorded (metric
 #: time_to_solution_within), so one run shows how the measure depends on the tolerance.
@@ -61,27 +61,35 @@ class PlanResult:
     schedules: list = field(default_factory=list)   # PeriodSchedule, if kept
 
 
-def _reference(problem: Problem, settings: GASettings, rng0) -> tuple[float, float]:
+def _reference(problem: Problem, settings: GASettings, rng0) -> tuple[tuple[float, float], np.random.Generator]:
     """The target of a period: the final best (tau, fitness) of one island with these settings
     but I_m = REFERENCE_INTERVAL (with one island I_m only sets when a stall is noticed) on
-    this problem, from (a copy of) island 0's generator: the same for every P and I_m."""
+    this problem, from (a copy of) ``rng0``: the same for every P and I_m. Also the copy,
+    advanced past the reference run."""
     one = GASettings(**{**settings.__dict__, "islands": 1, "migration_interval": REFERENCE_INTERVAL})
     res = run_islands(problem, one, [_copy_rng(rng0)])
-    return float(res.hist_tau[-1]), float(res.hist_fit[-1])
+    return (float(res.hist_tau[-1]), float(res.hist_fit[-1])), res.rngs[0]
 
 
 def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
-         run=run_islands, keep: bool = False, target: str = "one_island", within: float = 0.01) -> PlanResult:
+         run=run_islands, keep: bool = False, target: str = "one_island", within: float = 0.01,
+         reference_rng: np.random.Generator | None = None) -> PlanResult:
     """Schedule every period of ``inst`` with ``method``; ``run`` runs the island GA
     (``run_islands`` or a Dask variant taking the same arguments). A period's GA reaches
     its ``target`` at the first generation whose best has the target's docking gap (or a
-    smaller one) and an objective at most ``within`` (a fraction) above the target's."""
+    smaller one) and an objective at most ``within`` (a fraction) above the target's.
+    ``one_island`` runs the reference island on a copy of island 0's generator, so island 0
+    repeats the reference's search until its first migrant arrives (with ``migrants = 0``
+    throughout: it misses only if the run stops first); ``one_island_apart`` runs it on
+    ``reference_rng``, a stream of its own (advanced from period to period)."""
     if method not in METHODS:
         raise ValueError(f"method {method!r} must be one of {METHODS}")
     if target not in TARGETS:
         raise ValueError(f"target {target!r} must be one of {TARGETS}")
     if not within >= 0:
         raise ValueError(f"target_within {within!r} must be >= 0")
+    if target == "one_island_apart" and method == "ga" and reference_rng is None:
+        raise ValueError("target 'one_island_apart' needs reference_rng, the reference island's own stream")
     out = PlanResult()
     C = inst.speed.shape[0]
     unit_end = np.full(C, np.nan)
@@ -95,7 +103,11 @@ def plan(inst: Instance, method: str, settings: GASettings | None, rngs: list,
             # With one island and the reference's I_m the reference run is this run itself.
             itself = settings.islands == 1 and settings.migration_interval == REFERENCE_INTERVAL
             try:
-                reference = _reference(problem, settings, rngs[0]) if target == "one_island" and not itself else None
+                reference = None
+                if target == "one_island" and not itself:
+                    reference, _ = _reference(problem, settings, rngs[0])
+                elif target == "one_island_apart":
+                    reference, reference_rng = _reference(problem, settings, reference_rng)
                 res = run(problem, settings, rngs)
             except ObjectiveNaN as err:
                 raise ObjectiveNaN(f"period {q}: {err}") from None
