@@ -54,7 +54,9 @@ def _missed(cell, metric: str) -> np.ndarray:
     x = cell[metric].values.astype(float)
     reason = cell["reason"].values if "reason" in cell else np.zeros(x.shape, np.int8)
     if "within" in cell[metric].coords:
-        return np.isnan(x) & (reason != NO_JOBS)
+        # ran: a result of the search exists (a store still being written has replications to come)
+        ran = np.isfinite(cell["generations"].values) if "generations" in cell else reason != NO_JOBS
+        return np.isnan(x) & ran
     if metric in TIMED:
         return reason == NOT_REACHED
     return np.zeros(x.shape, bool)   # a quality or a count: defined whether or not the target was reached

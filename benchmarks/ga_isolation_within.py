@@ -32,10 +32,15 @@ ALONG = "migration_interval"
 METRIC = "time_to_solution_within"
 
 
+def _seeds(ds: xr.Dataset) -> np.ndarray:
+    """Replication r's seed (the same in every cell: common random numbers)."""
+    return ds["seed"].isel({d: 0 for d in ds["seed"].dims if d != "replication"}).values
+
+
 def joined(paths: list[str]) -> xr.Dataset:
     """The stores' cells along I_m, sorted; every store's replication r must have one seed."""
     parts = [open_store(p).load() for p in paths]
-    seeds = [p["seed"].isel({d: 0 for d in p["seed"].dims if d != "replication"}).values for p in parts]
+    seeds = [_seeds(p) for p in parts]
     for path, s in zip(paths[1:], seeds[1:]):
         if not np.array_equal(s, seeds[0]):
             raise SystemExit(f"{path}: its replications' seeds differ from {paths[0]}'s (not paired)")
@@ -65,7 +70,7 @@ def report(paths: list[str], no_migration: str | None, level: float) -> str:
         nm = open_store(no_migration).load()
         (at,) = [int(v) for v in nm[ALONG].values]
         with_m = ds.sel({ALONG: at})
-        if not np.array_equal(nm["seed"].sel({ALONG: at}).values, with_m["seed"].values):
+        if not np.array_equal(_seeds(nm), _seeds(ds)):
             raise SystemExit(f"{no_migration}: seeds differ from the joined stores' (not paired)")
         both = xr.concat([with_m[list(nm.data_vars)].expand_dims(migrants=[1]),
                           nm.sel({ALONG: at}).expand_dims(migrants=[0])], dim="migrants")
