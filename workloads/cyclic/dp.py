@@ -229,7 +229,7 @@ def _popcount(x):
 
 
 @numba.njit(cache=True)
-def _feasible(offsets, key, gq, G, conflict, limit):
+def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
 
     Depth-first with forward checking: the next job is the one with the fewest alternatives
@@ -238,6 +238,12 @@ def _feasible(offsets, key, gq, G, conflict, limit):
     alternative or when its level plus the smallest levels of the jobs still open exceeds
     ``G``. Stops after ``limit`` choices tried (complete False). ``choice`` indexes each job's
     own list.
+
+    ``weighted`` (dom/wdeg): each job carries a weight, 1 at first and raised by 1 each time a
+    try leaves that job without an alternative (the first such job in priority order); the next
+    job is then the one with the fewest alternatives left per weight (ties: priority order).
+    Jobs that keep failing are taken early, which shortens the proofs that nothing exists and
+    finds combinations sooner on the hard calls (26 Nov, issue 17); still a complete search.
 
     Sets as bitsets (uint64 words): each job's alternatives, each alternative's conflicts, and
     per depth the conflicts of the choices above it; a choice is undone by going back a depth.
@@ -277,6 +283,14 @@ def _feasible(offsets, key, gq, G, conflict, limit):
             jm[i, a >> 6] |= one << np.uint64(a & 63)
     blk = np.zeros((J + 1, W), np.uint64)      # conflicts of the choices above each depth
     new = np.empty(W, np.uint64)
+    weight = np.ones(J, np.float64)           # dom/wdeg failure weights
+    # each job's alternatives by ascending key, ties by index (stable): the alternatives left at a
+    # depth are taken in this order, so no sort per depth
+    by_key = np.empty(A, np.int64)
+    for i in range(J):
+        srt = np.argsort(key[offsets[i]:offsets[i + 1]], kind="mergesort")
+        for p in range(offsets[i + 1] - offsets[i]):
+            by_key[offsets[i] + p] = offsets[i] + srt[p]
     open_ = np.ones(J, np.bool_)
     job_at = np.full(J, -1, np.int64)
     cand = np.empty((J, width), np.int64)
@@ -294,29 +308,24 @@ def _feasible(offsets, key, gq, G, conflict, limit):
             return choice, True, True
         if entering:
             j = -1
-            best = 0
+            best = 0.0
             for i in range(J):
                 if not open_[i]:
                     continue
                 alive = 0
                 for w in range(wlo[i], whi[i] + 1):
                     alive += _popcount(jm[i, w] & ~blk[d, w])
-                if j < 0 or alive < best:
+                score = alive / weight[i] if weighted else float(alive)
+                if j < 0 or score < best:
                     j = i
-                    best = alive
+                    best = score
             job_at[d] = j
             c = 0
-            for a in range(offsets[j], offsets[j + 1]):
+            for p in range(offsets[j], offsets[j + 1]):
+                a = by_key[p]
                 if blk[d, a >> 6] & (one << np.uint64(a & 63)) == np.uint64(0):
                     cand[d, c] = a
                     c += 1
-            keys = np.empty(c, np.float64)
-            for p in range(c):
-                keys[p] = key[cand[d, p]]
-            srt = np.argsort(keys, kind="mergesort")
-            tmp = cand[d, :c].copy()
-            for p in range(c):
-                cand[d, p] = tmp[srt[p]]
             ncand[d] = c
             pos[d] = 0
             open_[j] = False
@@ -349,6 +358,7 @@ def _feasible(offsets, key, gq, G, conflict, limit):
                         break
                 if empty:
                     ok = False
+                    weight[k] += 1.0
                     break
             if not ok:
                 pos[d] += 1
@@ -416,6 +426,9 @@ SEARCH_LIMIT = 200_000
 FEASIBLE_LIMIT = 1_000_000
 #: most choices the search for any conflict-free combination of every job tries (our rule)
 ANY_LIMIT = 1_000_000
+#: that search first runs this many tries unweighted (the order before 26 Nov), then starts again
+#: weighted (:func:`_feasible`, dom/wdeg) up to ``ANY_LIMIT`` (our rule)
+ANY_PLAIN_LIMIT = 10_000
 
 
 def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
@@ -427,7 +440,9 @@ def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -
     # within the limit (most of a cycle's time when they run to their caps).
     degree = conflict.sum(axis=1).astype(np.float64)
     loose = degree * (float(np.abs(g).max()) + 1.0) + g if len(g) else g
-    anyway, exists, _ = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_LIMIT)
+    anyway, exists, complete = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_PLAIN_LIMIT)
+    if not complete:    # a hard call: again with failure weights (dom/wdeg), which proves or finds sooner
+        anyway, exists, _ = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_LIMIT, True)
     found = False
     if exists:
         key = -v if maximize else v
