@@ -21,7 +21,10 @@ Random streams of a replication, in this order: environment; batch (``n_i``, ``T
 the combination step keeps conflict-free combinations: a feasibility search with forward
 checking, then an exact branch and bound from its combination (:mod:`.dp`, bounded by
 ``SEARCH_LIMIT``); with ``shared_retry`` a job whose alternatives all conflict searches once
-more on the slots left (:mod:`.frsm`).
+more on the slots left (:mod:`.frsm`). ``combination = "sequential"`` replaces the search by the
+sequential rule (:mod:`.sequential`, our rule: jobs in priority order, each takes the spec's DP
+choice over the jobs left and their alternatives not conflicting with those already chosen, under
+the limit left; the plain DP when nothing conflicts; no search, so no caps).
 
 Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
 T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
@@ -70,7 +73,7 @@ from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
 from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
-from .frsm import TIME_QUANTITIES
+from .frsm import COMBINATIONS, TIME_QUANTITIES
 from .metrics import cycle_metrics, cycle_records
 from .plugins import PLUGINS, VO_LIMITS
 
@@ -127,6 +130,12 @@ PARAMS = (
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
           "searches once more for one window on the slots left (our rule)"),
+    Param("combination", "str", "search",
+          "with shared_alternatives: the combination step (our rule): search = conflict-free search with caps "
+          "(feasibility search, branch and bound, dp.py); sequential = jobs in priority order, each takes the "
+          "DP's choice over the jobs left (their alternatives not conflicting with those chosen, the limit "
+          "less the quantities chosen), a job with no alternative left postponed (sequential.py)",
+          choices=COMBINATIONS),
     Param("frsm_k", "int", 1, "FRSM: number of sub-batches k (capped at the jobs of the cyclic part)",
           low=1, high=10_000),
     Param("frsm_alternatives", "str", "criterion", "FRSM alternatives: AEP by each user's criterion, or first fit",
