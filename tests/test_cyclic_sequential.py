@@ -68,6 +68,22 @@ def test_conflicts_follow_the_rule(data, sizes, maximize, resolution, density, s
     assert seq.choice[0] >= 0          # the first job always has all its alternatives
 
 
+def test_flag_and_postpone_by_hand():
+    # two jobs, quantities 1 and 10 each, v = g minimised; limit floor(5.5) + floor(5.5) = 10.
+    offsets = _offsets([2, 2])
+    g = np.array([1.0, 10.0, 1.0, 10.0])
+    conflict = np.zeros((4, 4), np.bool_)
+    conflict[0, 2] = conflict[2, 0] = True
+    # job 0 takes alternative 0 (the DP's (0, 0), total 2); that removes job 1's alternative 0, and
+    # 10 > 10 - 1 left: flagged, job 1 takes its smallest left (alternative 1)
+    c = choose_sequential(offsets, g, g, False, 1.0, conflict)
+    assert c.choice.tolist() == [0, 1] and c.flagged and c.value == 11.0
+    # job 0's choice conflicts with both of job 1's: job 1 postponed, not flagged
+    conflict[0, 3] = conflict[3, 0] = True
+    c = choose_sequential(offsets, g, g, False, 1.0, conflict)
+    assert c.choice.tolist() == [0, -1] and not c.flagged and c.value == 1.0
+
+
 def _params(**kw):
     p = defaults(PARAMS)
     p.update(dict(combination="sequential") | kw)
