@@ -6,7 +6,7 @@
 - With random conflicts it is exactly the plain-Python restatement of the rule
   (``tests/naive_cyclic_sequential.py``: brute force over the jobs left at each step), so the
   postponed jobs, the flag and the fallback are as described; no two chosen alternatives conflict.
-- End to end: the sequential rule never plans two jobs' windows overlapping on a node, and the
+- End to end (CSS, FRSM with k = 1 and 3, CSS+BF): no two jobs' planned windows overlap on a node, and the
   same seeds give the same metrics.
 """
 from __future__ import annotations
@@ -91,8 +91,8 @@ def _params(**kw):
 
 
 def test_plans_never_overlap_and_seeds_reproduce():
-    for method in ("css", "frsm"):
-        p = _params(method=method)
+    for method, k in (("css", 1), ("frsm", 1), ("frsm", 3), ("css_bf", 1)):
+        p = _params(method=method, frsm_k=k)
         for seed in range(6):
             c = run_cycle(p, seed)
             spans = {}
