@@ -6,7 +6,8 @@ every job, after ``ANY_PLAIN_LIMIT`` plain tries, starts again with dom/wdeg fai
 Checked by brute force on small random calls: the weighted search is still complete (finds a
 combination iff one exists); ``choose`` returns exactly the documented choice (optimum, ties,
 flag, postponed jobs; oracle ``tests/naive_cycdef.py::documented_choice``), also when every call
-is forced through the weighted search, where only the flagged fallback may differ."""
+is forced through the weighted search, where only the flagged fallback may differ; and the
+branch and bound, whose bound table is now stored on a band of levels, at any limit."""
 from __future__ import annotations
 
 import itertools
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedsweep.workloads.cyclic import dp
-from schedsweep.workloads.cyclic.dp import STRATEGIES, _feasible, choose, levels, strategy_arrays
+from schedsweep.workloads.cyclic.dp import STRATEGIES, _bnb, _feasible, choose, levels, strategy_arrays
 
 
 def _instance(data, sizes):
@@ -90,6 +91,31 @@ def test_weighted_path_keeps_the_rules(sizes, data, strategy):
         assert (combo.choice >= 0).all()
     else:
         assert list(combo.choice) == list(want)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.booleans())
+def test_branch_and_bound_at_any_limit(sizes, data, maximize):
+    """The bound's table is stored on a band of levels only: at any limit (below every
+    combination, inside, above all) the complete search returns the first optimum in priority
+    order by brute force, or nothing."""
+    offsets, time, cost, conflict = _instance(data, sizes)
+    gq = levels(cost, 1.0)
+    G = data.draw(st.integers(-2, int(gq.sum()) + 5))
+    choice, found, value, complete = _bnb(offsets, time, gq, G, maximize, conflict, len(sizes), 10**9, None)
+    assert complete
+    sign = 1.0 if maximize else -1.0
+    best, first = None, None
+    for c in itertools.product(*[range(offsets[i], offsets[i + 1]) for i in range(len(sizes))]):
+        if sum(gq[a] for a in c) > G or any(conflict[a, b] for a, b in itertools.combinations(c, 2)):
+            continue
+        val = sign * sum(time[a] for a in c)
+        if best is None or val > best:
+            best, first = val, c
+    assert found == (best is not None)
+    if found:
+        assert value == sign * best
+        assert [offsets[i] + x for i, x in enumerate(choice)] == list(first)
 
 
 def test_tie_rule_on_seeded_calls():
