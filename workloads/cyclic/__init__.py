@@ -24,7 +24,11 @@ checking, then an exact branch and bound from its combination (:mod:`.dp`, bound
 more on the slots left (:mod:`.frsm`). ``combination = "sequential"`` replaces the search by the
 sequential rule (:mod:`.sequential`, our rule: jobs in priority order, each takes the spec's DP
 choice over the jobs left and their alternatives not conflicting with those already chosen, under
-the limit left; the plain DP when nothing conflicts; no search, so no caps).
+the limit left; the plain DP when nothing conflicts; no search, so no caps). Measured 26 Nov
+(``benchmarks/calibration.md``, "The sequential combination rule against the search"): CSS
+5000-cycle point 28-40 s against 247-345 s for the search (target < 10 s not met either way),
+but Tables 1 + 2 distance 57.1% against 17.3% (FRSM cycles fail 0.08-0.16 against 0.02-0.035):
+the default stays ``search``.
 
 Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
 T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
