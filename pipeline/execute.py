@@ -204,7 +204,7 @@ class _Runner:
             if stored is not None:
                 self.seconds_per_rep = np.asarray(stored, dtype=float)
         per_rep = getattr(self, "seconds_per_rep", None)
-        if per_rep is not None and not self.spec.auto:
+        if per_rep is not None and np.shape(per_rep) == self.spec.shape and not self.spec.auto:
             # Longest first (by the pilot's estimate), so the last tasks are the short ones and
             # the workers finish together. The order changes no result: seeds go by replication.
             self.plan.sort(key=lambda b: -float(np.nan_to_num(per_rep[b.cell], nan=0.0)) * (b.stop - b.start))

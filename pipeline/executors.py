@@ -214,6 +214,9 @@ class ProcessExecutor:
             t.join(timeout=30)
 
 
+MAP_SIZE = 2048  # tasks per graph sent to a Dask scheduler (DaskExecutor.submit_many)
+
+
 class DaskExecutor:
     def __init__(self, client: Any, n_workers: int | None = None):
         from distributed import as_completed
@@ -239,13 +242,15 @@ class DaskExecutor:
         return future
 
     def submit_many(self, fn: Callable, calls: list[tuple], keys: list[str]) -> list[Any]:
-        """``fn(*args)`` for each of ``calls``, as one graph: the scheduler takes them in one
-        ``update_graph`` instead of one per task (each a round of graph materialisation
-        and two hops to its offload thread: most of its CPU per task on a LocalCluster)."""
-        if not calls:
-            return []
-        futures = self.client.map(fn, *zip(*calls), key=list(keys), pure=False)
-        self._ac.update(futures)
+        """``fn(*args)`` for each of ``calls``, as graphs of up to MAP_SIZE tasks: the scheduler
+        takes them in one ``update_graph`` each instead of one per task (each a round of graph
+        materialisation and two hops to its offload thread: most of the scheduler's CPU per
+        task on a LocalCluster, whose scheduler shares the client's process)."""
+        futures = []
+        for k in range(0, len(calls), MAP_SIZE):  # a graph the scheduler takes in well under a second
+            part = self.client.map(fn, *zip(*calls[k:k + MAP_SIZE]), key=list(keys[k:k + MAP_SIZE]), pure=False)
+            self._ac.update(part)
+            futures += part
         return futures
 
     def completed(self) -> Iterator[Any]:
