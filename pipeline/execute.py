@@ -86,7 +86,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
     code = codehash.describe(workload_of(spec), plugin_modules(spec))
     with store_mod.locked(path):
-        if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
+        resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
+        if resuming:
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
@@ -97,8 +98,9 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                 say(f"growing {path}: " + ", ".join(f"{d} to {n}" for d, n in sizes.items())
                     + "; only the new replications and cells run")
                 store_mod.grow(path, spec, workload_of(spec), sizes)
-        # Local replication processes start now, while this process prepares the pilot.
-        warm = functools.partial(warm_worker, spec.workload)
+        # A new store: local replication processes start now, while this process plans the
+        # pilot and imports zarr (a resumed store may have nothing left to run).
+        warm = None if resuming else functools.partial(warm_worker, spec.workload)
         with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
