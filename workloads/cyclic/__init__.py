@@ -42,7 +42,8 @@ difference means nothing there; so a setting that fails many cycles cannot look 
 replications a cell: 76.2% (defaults before) -> 19.1% (now) (Table 1 alone 33.8% -> 15.2%; Table 2
 busy time, utilisation and income 66.3% -> 11.0%; failure rate at c = 6: 0.135 -> 0.025,
 published 0.013). Re-measured with the reordered conflict-free search (:mod:`.dp`, 26 Nov):
-17.4%, 6 of 6 claims holding. Command::
+17.4%, 6 of 6 claims holding; with its weighted search of every job (26 Nov, later): 17.3%,
+6 of 6. Command::
 
     python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.toml jobs/cyclic-owner-price.toml --absolute failure=0.025 --replications 200 --workers 1
 
