@@ -48,7 +48,7 @@ OBJECTIVE = PluginPoint(
     builtins=(("gmean", "schedsweep.workloads.ga.plugins:gmean"),),
     notes="Ranked by (docking gap tau, objective) with docking = tau_first. The objective metric is then the "
           "plug-in's value of each period's schedule, mean over periods; time to solution counts the first "
-          "generation within 1% (relative) of the target value. All arrays read-only.",
+          "generation within target_within (0.01 by default, relative) of the target value. All arrays read-only.",
 )
 PLUGINS = (OBJECTIVE,)
 
