@@ -12,6 +12,7 @@ from numba.np.random.random_methods import random_interval
 
 from ._jit import kernel
 from .model import Problem, body_from_units
+from .sorting import argsort, sort_ints
 
 
 @kernel
@@ -40,11 +41,12 @@ def _fastest(units, n, w, speed):
     key = np.empty(n)
     for i in range(n):
         key[i] = -speed[units[i]]
-    order = np.argsort(key, kind="mergesort")
+    order = argsort(key)
     chosen = np.empty(w, np.int64)
     for i in range(w):
         chosen[i] = units[order[i]]
-    return np.sort(chosen)
+    sort_ints(chosen)
+    return chosen
 
 
 @kernel
@@ -86,7 +88,8 @@ def fcfs_kernel(P, randomize, rng):
         else:
             tg = np.full(n_groups, np.inf)
             for g in range(n_groups):
-                fr = np.sort(free[(group == g) & mask[j]])
+                fr = free[(group == g) & mask[j]]
+                fr = fr[argsort(fr)]
                 if fr.shape[0] >= w:
                     tg[g] = max(fr[w - 1], earliest)
             t = tg.min()
@@ -154,9 +157,9 @@ def backfill_kernel(P, randomize, rng):
                 win_w[nw] = 1
                 nw += 1
         # sort by width desc, start asc, group asc (stable lexsort by hand)
-        order = np.argsort(win_g[:nw], kind="mergesort")
-        order = order[np.argsort(win_t[:nw][order], kind="mergesort")]
-        order = order[np.argsort(-win_w[:nw][order], kind="mergesort")]
+        order = argsort(win_g[:nw].astype(np.float64))   # (small integers: exact as floats)
+        order = order[argsort(win_t[:nw][order])]
+        order = order[argsort(-win_w[:nw][order].astype(np.float64))]
         if randomize:
             # shuffle among windows of equal width and start
             i = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
+from .sorting import argsort, sort_ints
 
 
 @kernel
@@ -290,7 +291,7 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                         nc += 1
             if n_allowed < w:
                 continue
-            ts = np.sort(cands[:nc])
+            ts = cands[:nc][argsort(cands[:nc])]
             for t in ts:
                 if t < pe or t >= best_t:
                     continue
@@ -314,8 +315,8 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                 key = np.empty(n_idle)
                 for i in range(n_idle):
                     key[i] = -speed[idle_m[i]]
-                order = np.argsort(key, kind="mergesort")           # faster first, then index
-                order = order[np.argsort(-idle_until[:n_idle][order], kind="mergesort")]  # idle longest first
+                order = argsort(key)           # faster first, then index
+                order = order[argsort(-idle_until[:n_idle][order])]  # idle longest first
                 mink = np.inf
                 for i in range(w):
                     mink = min(mink, speed[idle_m[order[i]]])
@@ -327,7 +328,8 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                 if fits:
                     best_t = t
                     best_d = d
-                    sel = np.sort(order[:w])   # by unit index
+                    sel = order[:w].copy()
+                    sort_ints(sel)   # by unit index
                     for i in range(w):
                         best_units[i] = idle_m[sel[i]]
                         best_pos[i] = idle_pos[sel[i]]
@@ -412,13 +414,15 @@ def _append_missing(P, unit_of, walk, s, load):
         best_g = -1
         best_t = np.inf
         for g in range(n_groups):
-            fr = np.sort(load[(group == g) & mask[j]])
+            fr = load[(group == g) & mask[j]]
+            fr = fr[argsort(fr)]
             if fr.shape[0] >= w and fr[w - 1] < best_t:
                 best_t = fr[w - 1]
                 best_g = g
         cand = np.where((group == best_g) & mask[j])[0]
-        order = np.argsort(load[cand], kind="mergesort")
-        chosen = np.sort(cand[order[:w]])
+        order = argsort(load[cand])
+        chosen = cand[order[:w]]
+        sort_ints(chosen)
         mink = np.inf
         t = -np.inf
         for m in chosen:
