@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numba.np.random.random_methods import random_interval
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .model import Problem, body_from_units
 from .sorting import argsort, sort_ints
 
 
-@kernel
+@inline_kernel
 def _shuffle(x, rng):
     """``rng.shuffle(x)`` for a 1-D array: numba's own implementation (the same draws, by
     ``random_interval``, and the same swaps), without the n-dimensional machinery
@@ -27,7 +27,7 @@ def _shuffle(x, rng):
             x[i], x[j] = x[j], x[i]
 
 
-@kernel
+@inline_kernel
 def _pick(cands, n, randomize, rng):
     """One of the first ``n`` candidates: the first, or a uniform one."""
     if randomize and n > 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .sorting import argsort, sort_ints
 
 
@@ -40,7 +40,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
         _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
 
 
-@kernel
+@inline_kernel
 def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, mask, anywhere, c1, c2, body, header,
                       unit_of, missing, load, work):
     """:func:`crossover` between break points ``c1 < c2`` when every job is one process
@@ -129,7 +129,7 @@ def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, 
         added[m] += 1
 
 
-@kernel
+@inline_kernel
 def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
     """:func:`crossover` between break points ``c1 < c2``, any problem."""
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P

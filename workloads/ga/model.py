@@ -294,6 +294,10 @@ def timed(problem: Problem, body: np.ndarray, header: np.ndarray) -> tuple[np.nd
     start = np.zeros(problem.n_jobs)
     dur = np.zeros(problem.n_jobs)
     unit_of = np.zeros(problem.n_procs, np.int64)
-    if not decode(np.asarray(body, np.int64), np.asarray(header, np.int64), problem.arrays(), start, dur, unit_of):
+    N, C, J = problem.n_procs, problem.n_units, problem.n_jobs
+    # decode_into with work arrays made here: one kernel fewer to compile than decode
+    if not decode_into(np.asarray(body, np.int64), np.asarray(header, np.int64), problem.arrays(), start, dur, unit_of,
+                       np.empty(N, np.int64), np.empty(C + 1, np.int64), np.empty(C, np.int64), np.empty(C),
+                       np.empty(J, np.bool_)):
         raise ValueError("inconsistent chromosome")
     return start, dur, unit_of

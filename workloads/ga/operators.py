@@ -47,10 +47,11 @@ def unit_at_positions(header):
     return out
 
 
-@kernel
-def make_scratch(N, C, J):
+def make_scratch(N: int, C: int, J: int) -> tuple:
     """Work arrays shared by the operators: start, dur, unit_of (decode's outputs), then
-    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C])."""
+    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C]).
+    Made in Python and passed to the kernels (a kernel building them cost about 1 CPU-s of
+    compilation)."""
     return (np.zeros(J), np.zeros(J), np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(C + 1, np.int64),
             np.zeros(C, np.int64), np.zeros(C), np.zeros(J, np.bool_), np.zeros(N, np.int64),
             np.zeros(N, np.int64), np.zeros(C), np.zeros(2 * C, np.int64))
@@ -224,7 +225,7 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
                   np.int64(-1))
 
 
-@kernel
+@inline_kernel
 def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
     """:func:`_mutate_from` when every job is one process (``proc_job[u] == u``) and none
     has a predecessor: the same draws and swaps as :func:`_try_gene_swap`, with only the
@@ -358,7 +359,7 @@ def _tournament(taus, fits, rng, size) -> int:
 
 @kernel
 def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournament, objective, use_tau,
-           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters,
+           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters, scratch,
            plugin=None):
     """Run ``n_gens`` generations of one island in place.
 
@@ -369,6 +370,7 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
 
     ``hist_tau[g], hist_fit[g]`` get the island's best after generation g. ``counters``
     accumulates [evaluations, crossovers, crossover fallbacks to parent A, mutation swaps].
+    ``scratch``: work arrays (:func:`make_scratch`).
     A crossover of equal parents (no parallel jobs) counts as a crossover and an evaluation
     though its child is parent A, whose values are reused.
 
@@ -379,8 +381,6 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
     """
     Z = bodies.shape[0]
     N = bodies.shape[1]
-    J = P[4].shape[0]
-    scratch = make_scratch(N, headers.shape[1], J)
     speed, ready, prev_end, length, mask, anywhere = P[0], P[2], P[3], P[5], P[8], P[12]
     unit_of, missing, load, work = scratch[2], scratch[9], scratch[10], scratch[11]
     fast_makespan = P[11] and objective == MAKESPAN
