@@ -67,6 +67,8 @@ def fcfs_kernel(P, randomize, rng):
     seq = np.zeros(N, np.int64)
     n_groups = group.max() + 1
     cands = np.empty(max(C, n_groups), np.int64)
+    fr = np.empty(C)
+    avail = np.empty(C, np.int64)
     for j in range(J):
         earliest = -np.inf
         if pred[j] >= 0:
@@ -87,11 +89,15 @@ def fcfs_kernel(P, randomize, rng):
             t = best
         else:
             tg = np.full(n_groups, np.inf)
+            # (loops, not boolean-mask indexing: a few times less code to compile)
             for g in range(n_groups):
-                fr = free[(group == g) & mask[j]]
-                fr = fr[argsort(fr)]
-                if fr.shape[0] >= w:
-                    tg[g] = max(fr[w - 1], earliest)
+                n = 0
+                for m in range(C):
+                    if group[m] == g and mask[j, m]:
+                        fr[n] = free[m]
+                        n += 1
+                if n >= w:
+                    tg[g] = max(fr[argsort(fr[:n])[w - 1]], earliest)   # the w-th earliest free
             t = tg.min()
             n = np.int64(0)
             for g in range(n_groups):
@@ -99,8 +105,12 @@ def fcfs_kernel(P, randomize, rng):
                     cands[n] = g
                     n += 1
             g = _pick(cands, n, randomize, rng)
-            avail = np.where((group == g) & mask[j] & (free <= t))[0]
-            units = _fastest(avail, avail.shape[0], w, speed)
+            n = 0
+            for m in range(C):
+                if group[m] == g and mask[j, m] and free[m] <= t:
+                    avail[n] = m
+                    n += 1
+            units = _fastest(avail, n, w, speed)
         mink = np.inf
         for m in units:
             mink = min(mink, speed[m])
@@ -141,6 +151,10 @@ def backfill_kernel(P, randomize, rng):
     win_g = np.empty(C, np.int64)
     win_t = np.empty(C)
     win_w = np.empty(C, np.int64)
+    key = np.empty(C)
+    prev = np.empty(C, np.int64)
+    in_win = np.empty(C, np.bool_)
+    avail = np.empty(C, np.int64)
     while remaining > 0:
         # windows: distinct (group, free time)
         nw = 0
@@ -157,9 +171,20 @@ def backfill_kernel(P, randomize, rng):
                 win_w[nw] = 1
                 nw += 1
         # sort by width desc, start asc, group asc (stable lexsort by hand)
-        order = argsort(win_g[:nw].astype(np.float64))   # (small integers: exact as floats)
-        order = order[argsort(win_t[:nw][order])]
-        order = order[argsort(-win_w[:nw][order].astype(np.float64))]
+        for k in range(nw):
+            key[k] = win_g[k]   # (small integers: exact as floats)
+        order = argsort(key[:nw])
+        for k in range(nw):
+            key[k] = win_t[order[k]]
+        by = argsort(key[:nw])
+        for k in range(nw):
+            prev[k] = order[by[k]]
+        for k in range(nw):
+            key[k] = -win_w[prev[k]]
+        by = argsort(key[:nw])
+        order = np.empty(nw, np.int64)
+        for k in range(nw):
+            order[k] = prev[by[k]]
         if randomize:
             # shuffle among windows of equal width and start
             i = 0
@@ -174,7 +199,8 @@ def backfill_kernel(P, randomize, rng):
         for oi in range(nw):
             k = order[oi]
             g, t = win_g[k], win_t[k]
-            in_win = (group == g) & (free == t)
+            for m in range(C):
+                in_win[m] = group[m] == g and free[m] == t
             best = -1
             for j in range(J):
                 if placed[j]:
@@ -193,8 +219,12 @@ def backfill_kernel(P, randomize, rng):
             if best < 0:
                 continue
             j = best
-            avail = np.where(in_win & mask[j])[0]
-            units = _fastest(avail, avail.shape[0], width[j], speed)
+            n = 0
+            for m in range(C):
+                if in_win[m] and mask[j, m]:
+                    avail[n] = m
+                    n += 1
+            units = _fastest(avail, n, width[j], speed)
             mink = np.inf
             for m in units:
                 mink = min(mink, speed[m])

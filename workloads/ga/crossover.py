@@ -291,8 +291,9 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                         nc += 1
             if n_allowed < w:
                 continue
-            ts = cands[:nc][argsort(cands[:nc])]
-            for t in ts:
+            by_time = argsort(cands[:nc])
+            for q in range(nc):
+                t = cands[by_time[q]]
                 if t < pe or t >= best_t:
                     continue
                 n_idle = 0
@@ -315,8 +316,13 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                 key = np.empty(n_idle)
                 for i in range(n_idle):
                     key[i] = -speed[idle_m[i]]
-                order = argsort(key)           # faster first, then index
-                order = order[argsort(-idle_until[:n_idle][order])]  # idle longest first
+                first = argsort(key)           # faster first, then index
+                for i in range(n_idle):
+                    key[i] = -idle_until[first[i]]
+                then = argsort(key)            # idle longest first (stable: then faster, index)
+                order = np.empty(n_idle, np.int64)
+                for i in range(n_idle):
+                    order[i] = first[then[i]]
                 mink = np.inf
                 for i in range(w):
                     mink = min(mink, speed[idle_m[order[i]]])
@@ -385,6 +391,8 @@ def _append_missing(P, unit_of, walk, s, load):
     while size < C:
         size *= 2
     tree = np.full(2 * size, -1, np.int64)
+    fr = np.empty(C)              # loads of one group's allowed units
+    cand = np.empty(C, np.int64)  # those units
     for m in range(C):
         tree[size + m] = m
     for i in range(size - 1, 0, -1):
@@ -413,15 +421,28 @@ def _append_missing(P, unit_of, walk, s, load):
             continue
         best_g = -1
         best_t = np.inf
+        # (loops, not boolean-mask indexing: a few times less code to compile)
         for g in range(n_groups):
-            fr = load[(group == g) & mask[j]]
-            fr = fr[argsort(fr)]
-            if fr.shape[0] >= w and fr[w - 1] < best_t:
-                best_t = fr[w - 1]
-                best_g = g
-        cand = np.where((group == best_g) & mask[j])[0]
-        order = argsort(load[cand])
-        chosen = cand[order[:w]]
+            n = 0
+            for m in range(C):
+                if group[m] == g and mask[j, m]:
+                    fr[n] = load[m]
+                    n += 1
+            if n >= w:
+                wth = fr[argsort(fr[:n])[w - 1]]   # the w-th smallest load of the group
+                if wth < best_t:
+                    best_t = wth
+                    best_g = g
+        n = 0
+        for m in range(C):
+            if group[m] == best_g and mask[j, m]:
+                cand[n] = m
+                fr[n] = load[m]
+                n += 1
+        order = argsort(fr[:n])
+        chosen = np.empty(w, np.int64)
+        for i in range(w):
+            chosen[i] = cand[order[i]]
         sort_ints(chosen)
         mink = np.inf
         t = -np.inf
