@@ -105,7 +105,7 @@ def fcfs_kernel(P, randomize, rng):
                     cands[n] = g
                     n += 1
             g = _pick(cands, n, randomize, rng)
-            n = 0
+            n = np.int64(0)   # not a literal 0: numba would compile _fastest twice
             for m in range(C):
                 if group[m] == g and mask[j, m] and free[m] <= t:
                     avail[n] = m
@@ -219,7 +219,7 @@ def backfill_kernel(P, randomize, rng):
             if best < 0:
                 continue
             j = best
-            n = 0
+            n = np.int64(0)   # not a literal 0: numba would compile _fastest twice
             for m in range(C):
                 if in_win[m] and mask[j, m]:
                     avail[n] = m
