@@ -9,6 +9,8 @@ environment, the batch and the metrics).
 
     python benchmarks/bench_cyclic.py --nodes 24 150 --cycles 200 --repeat 3
 
+``--combination search sequential``: both combination steps with shared alternatives, back to back.
+
 ``--specs``: estimated CPU time of whole sweeps, every cell of each spec measured on
 ``--cycles`` cycles and scaled to the spec's replications (its ``[[zip]]`` rows included):
 
@@ -76,21 +78,25 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--n-css", type=int, default=10, help="css_bf: jobs of the cyclic part")
     ap.add_argument("--specs", nargs="+", help="estimate whole sweeps of these spec files instead")
+    ap.add_argument("--combination", nargs="+", default=["search"], choices=("search", "sequential"),
+                    help="combination step(s) with shared alternatives, measured back to back")
     args = ap.parse_args()
     if args.specs:
         for path in args.specs:
             cells, seconds = spec_cpu_seconds(path, args.cycles, args.repeat)
             print(f"{path}: {cells} cells, about {seconds:.0f} CPU-seconds", flush=True)
         return
-    print(f"{'nodes':>5} {'jobs':>4} {'method':>7} {'cycles/s/core':>13} {'s per 5000':>10} "
+    print(f"{'nodes':>5} {'jobs':>4} {'method':>7} {'combination':>11} {'cycles/s/core':>13} {'s per 5000':>10} "
           f"{'sched us':>9} {'wall s':>7}")
     for nodes in args.nodes:
         for method in args.methods:
-            params = defaults(PARAMS)
-            params.update(nodes=nodes, jobs=args.jobs, method=method, n_css=min(args.n_css, args.jobs))
-            rate, sched, wall = measure(params, args.cycles, args.repeat)
-            print(f"{nodes:>5} {args.jobs:>4} {method:>7} {rate:>13.0f} {5000 / rate:>10.1f} "
-                  f"{sched:>9.0f} {wall:>7.2f}", flush=True)
+            for combination in args.combination:
+                params = defaults(PARAMS)
+                params.update(nodes=nodes, jobs=args.jobs, method=method, n_css=min(args.n_css, args.jobs),
+                              combination=combination)
+                rate, sched, wall = measure(params, args.cycles, args.repeat)
+                print(f"{nodes:>5} {args.jobs:>4} {method:>7} {combination:>11} {rate:>13.0f} {5000 / rate:>10.1f} "
+                      f"{sched:>9.0f} {wall:>7.2f}", flush=True)
 
 
 if __name__ == "__main__":

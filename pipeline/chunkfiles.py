@@ -16,13 +16,15 @@ file in between.
 """
 from __future__ import annotations
 
+import itertools
 import os
-import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import zarr
+
+if TYPE_CHECKING:
+    import zarr
 
 
 def supports(array: zarr.Array) -> bool:
@@ -104,10 +106,13 @@ class ChunkFiles:
         _atomic_write(path, data)
 
 
+_serial = itertools.count()  # temporary names unique in this process (the store's one writer): no uuid4 per file
+
+
 def _atomic_write(path: Path, data: Any) -> None:
     """``data`` into ``path`` through a temporary file beside it renamed over it (as zarr's
     ``LocalStore`` writes), so the file is the old or the new chunk at every instant."""
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.partial")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{next(_serial)}.partial")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to zarr's files
     try:
         with os.fdopen(fd, "wb") as f:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 import platform
@@ -20,7 +21,7 @@ from schedsweep import SOURCE_TREE
 from . import codehash, seeding, sequential, store as store_mod
 from .executors import open_executor, say
 from .spec import Spec, load, plugin_modules, workload_of
-from .tasks import pilot, run_isolated
+from .tasks import pilot, run_isolated, warm as warm_worker
 
 DEFAULT_BATCH_SECONDS = 2.0
 PILOT_SECONDS = 0.3
@@ -85,7 +86,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
     code = codehash.describe(workload_of(spec), plugin_modules(spec))
     with store_mod.locked(path):
-        if store_mod.prepare(path):  # refuses a path that is not ours; clears a killed build
+        resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
+        if resuming:
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
@@ -96,7 +98,10 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                 say(f"growing {path}: " + ", ".join(f"{d} to {n}" for d, n in sizes.items())
                     + "; only the new replications and cells run")
                 store_mod.grow(path, spec, workload_of(spec), sizes)
-        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options) as executor:
+        # A new store: local replication processes start now, while this process plans the
+        # pilot and imports zarr (a resumed store may have nothing left to run).
+        warm = None if resuming else functools.partial(warm_worker, spec.workload)
+        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
             runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
@@ -200,6 +205,11 @@ class _Runner:
             stored = self.writer.attrs().get("pilot_seconds_per_rep")
             if stored is not None:
                 self.seconds_per_rep = np.asarray(stored, dtype=float)
+        per_rep = getattr(self, "seconds_per_rep", None)
+        if per_rep is not None and np.shape(per_rep) == self.spec.shape and not self.spec.auto:
+            # Longest first (by the pilot's estimate), so the last tasks are the short ones and
+            # the workers finish together. The order changes no result: seeds go by replication.
+            self.plan.sort(key=lambda b: -float(np.nan_to_num(per_rep[b.cell], nan=0.0)) * (b.stop - b.start))
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
@@ -232,6 +242,10 @@ class _Runner:
             _wait(futures[(cell, start)])
         futures.update({(cell, start): submit(cell, start, stop) for cell, start, stop in jobs
                         if (cell, start) not in futures})
+        # While the pilots run: what making the store needs that does not depend on them
+        # (git's answers, zarr's import), instead of after them with every worker idle.
+        self._provenance = provenance(self.spec, self.module)
+        import zarr  # noqa: F401
         results = {}
         for (cell, start), future in futures.items():
             try:
@@ -310,8 +324,7 @@ class _Runner:
         self.bar.total += n
         if hasattr(self.bar, "refresh"):
             self.bar.refresh()
-        for batch in batches:
-            self.submit(batch)
+        self.submit_all(batches)
 
     def _record_auto(self) -> None:
         """Per cell: replications run, precision reached, target met (store attrs ``auto``)."""
@@ -334,7 +347,7 @@ class _Runner:
 
     # -- the store --------------------------------------------------------------------
     def _create(self, chunk: int, reps: np.ndarray) -> None:
-        attrs = provenance(self.spec, self.module)
+        attrs = getattr(self, "_provenance", None) or provenance(self.spec, self.module)
         attrs["chunk"] = int(chunk)
         attrs["batch_reps"] = np.asarray(reps).tolist()
         if hasattr(self, "seconds_per_rep"):
@@ -384,11 +397,19 @@ class _Runner:
             return UNKNOWN_TIMEOUT
         return max(MIN_TASK_TIMEOUT, TIMEOUT_FACTOR * float(per_rep[batch.cell]) * (batch.stop - batch.start))
 
+    def _args(self, batch: Batch) -> tuple:
+        return (self.spec.workload, self.cells[batch.cell], self.seeds(batch.cell, batch.start, batch.stop),
+                self.timeout_for(batch))
+
     def submit(self, batch: Batch) -> None:
-        future = self.executor.submit(run_isolated, self.spec.workload, self.cells[batch.cell],
-                                      self.seeds(batch.cell, batch.start, batch.stop), self.timeout_for(batch),
-                                      key=batch.key)
+        future = self.executor.submit(run_isolated, *self._args(batch), key=batch.key)
         self._future_batch[future.key] = batch
+
+    def submit_all(self, batches: list[Batch]) -> None:
+        """Submit ``batches`` in one call (on Dask one graph, not one message per batch)."""
+        futures = self.executor.submit_many(run_isolated, [self._args(b) for b in batches], [b.key for b in batches])
+        for future, batch in zip(futures, batches):
+            self._future_batch[future.key] = batch
 
     def run(self) -> None:
         from tqdm import tqdm
@@ -410,8 +431,7 @@ class _Runner:
                    if getattr(self, "seconds_per_rep", None) is not None else "no pilot estimate")
             span = f"{limits[0]} s" if len(limits) == 1 else f"{limits[0]}-{limits[-1]} s"
             say(f"task time limit {span} ({how}); a task past it is killed and its replications rerun alone")
-        for batch in self.plan:
-            self.submit(batch)
+        self.submit_all(self.plan)
         # Whatever finished while the last group was being written is written as one group:
         # the busier the client, the larger its writes, so it keeps up with many workers.
         for group in self.executor.completed_groups():

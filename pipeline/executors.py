@@ -69,6 +69,9 @@ class SerialExecutor:
         self._queue.append(done)
         return done
 
+    def submit_many(self, fn: Callable, calls: list[tuple], keys: list[str]) -> list[_Done]:
+        return [self.submit(fn, *args, key=key) for args, key in zip(calls, keys)]
+
     def completed(self) -> Iterator[_Done]:
         while self._queue:
             yield self._queue.pop(0).compute()
@@ -141,8 +144,9 @@ class ProcessExecutor:
 
     dashboard_link = None
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, warm: Callable[[], None] | None = None):
         self.n_workers = workers
+        self._warm = warm
         self._todo: "queue.Queue[_Task | None]" = queue.Queue()
         self._done: "queue.Queue[_Task]" = queue.Queue()
         self._outstanding = 0
@@ -150,6 +154,8 @@ class ProcessExecutor:
                          for k in range(workers)]
 
     def _work(self) -> None:
+        if self._warm is not None:  # start this thread's replication process now, not at its first task
+            self._warm()
         while (task := self._todo.get()) is not None:
             task.run()
             self._done.put(task)
@@ -159,6 +165,9 @@ class ProcessExecutor:
         self._outstanding += 1
         self._todo.put(task)
         return task
+
+    def submit_many(self, fn: Callable, calls: list[tuple], keys: list[str]) -> list[_Task]:
+        return [self.submit(fn, *args, key=key) for args, key in zip(calls, keys)]
 
     def completed_groups(self) -> Iterator[list[_Task]]:
         """Lists of finished tasks: each time, all that finished since the last list."""
@@ -205,6 +214,9 @@ class ProcessExecutor:
             t.join(timeout=30)
 
 
+MAP_SIZE = 2048  # tasks per graph sent to a Dask scheduler (DaskExecutor.submit_many)
+
+
 class DaskExecutor:
     def __init__(self, client: Any, n_workers: int | None = None):
         from distributed import as_completed
@@ -229,6 +241,18 @@ class DaskExecutor:
         self._ac.add(future)
         return future
 
+    def submit_many(self, fn: Callable, calls: list[tuple], keys: list[str]) -> list[Any]:
+        """``fn(*args)`` for each of ``calls``, as graphs of up to MAP_SIZE tasks: the scheduler
+        takes them in one ``update_graph`` each instead of one per task (each a round of graph
+        materialisation and two hops to its offload thread: most of the scheduler's CPU per
+        task on a LocalCluster, whose scheduler shares the client's process)."""
+        futures = []
+        for k in range(0, len(calls), MAP_SIZE):  # a graph the scheduler takes in well under a second
+            part = self.client.map(fn, *zip(*calls[k:k + MAP_SIZE]), key=list(keys[k:k + MAP_SIZE]), pure=False)
+            self._ac.update(part)
+            futures += part
+        return futures
+
     def completed(self) -> Iterator[Any]:
         for group in self.completed_groups():
             yield from group
@@ -252,15 +276,20 @@ class DaskExecutor:
 @contextlib.contextmanager
 def open_executor(workers: int | None = None, scheduler: str | None = None,
                   scheduler_file: str | None = None, cluster: str = "local",
-                  slurm_options: dict[str, Any] | None = None) -> Iterator[Any]:
-    """Yield an executor for the chosen backend and close what was started here."""
+                  slurm_options: dict[str, Any] | None = None,
+                  warm: Callable[[], None] | None = None) -> Iterator[Any]:
+    """Yield an executor for the chosen backend and close what was started here.
+
+    ``warm`` (local processes only): called first in each worker thread, before any task,
+    to start its replication process while the client does its own start-up (an error in
+    it is the first task's to report)."""
     if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
         with SerialExecutor() as serial:
             yield serial
         return
     if cluster == "local" and not scheduler and not scheduler_file:
         os.environ.update(_SINGLE_THREAD_ENV)
-        with ProcessExecutor(workers or os.cpu_count() or 1) as pool:
+        with ProcessExecutor(workers or os.cpu_count() or 1, warm) as pool:
             yield pool
         return
     from distributed import Client

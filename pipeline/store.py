@@ -32,7 +32,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 import numpy as np
-import zarr
 
 from .chunkfiles import ChunkFiles, supports
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
@@ -41,6 +40,11 @@ from .errors import StoreError  # noqa: F401  (re-exported: raised and caught un
 
 if TYPE_CHECKING:
     import xarray as xr
+    import zarr
+
+# zarr is imported where it is used, not with this module: a run's client starts its
+# replication processes first and imports zarr (a sixth of a second of CPU) while they
+# start (pipeline.execute), and checks that need no store (lock, prepare) never load it.
 
 NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
 STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "failed"}
@@ -82,6 +86,8 @@ def _root_attrs(path: Path) -> dict[str, Any] | None:
 def open_group(path: Path, mode: str = "r") -> zarr.Group:
     """The store's root group from its own metadata, never from a consolidated copy that an
     interrupted run may have left behind."""
+    import zarr
+
     return zarr.open_group(path, mode=mode, use_consolidated=False)
 
 
@@ -99,6 +105,8 @@ def consolidate(path: Path) -> None:
     """Consolidated metadata, so plain ``xr.open_zarr(path)`` opens the store in one read
     without a warning; rewritten after every change of shape or attributes."""
     import warnings
+
+    import zarr
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr notes that consolidation is not part of the v3 spec
@@ -242,6 +250,8 @@ def _write_store(build: Path, root_attrs: dict[str, Any], data: dict[str, _Varia
     """The arrays and metadata that ``xarray.Dataset.to_zarr`` writes for these variables
     (tests/test_conventions.py checks they are the same), with zarr alone: a sweep's client
     then never imports xarray, pandas or dask, about half a second of CPU on every run."""
+    import zarr
+
     group = zarr.create_group(str(build), zarr_format=3, attributes=root_attrs)
     non_index = {name: set(v.dims) for name, v in coords.items() if v.dims != [name]}
     for name, var in {**coords, **data}.items():

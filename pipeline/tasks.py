@@ -53,6 +53,15 @@ def load(workload: str) -> None:
     workloads.get(workload)
 
 
+def warm(workload: str) -> None:
+    """Start this thread's replication process and import the workload in it, ahead of the
+    first task. A failure is not reported here: the first task tries again and reports it."""
+    try:
+        child.call_once(load, workload, timeout=child.START_TIMEOUT)
+    except Exception:  # noqa: BLE001 - see the docstring
+        pass
+
+
 def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -> dict[str, Any]:
     """Run one replication per seed in this process.
 
@@ -89,7 +98,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     t0 = time.perf_counter()
     try:
         # Imports (numba, the model) are not the batch's time: a fresh child loads them first.
-        child.call(load, workload, timeout=child.START_TIMEOUT)
+        child.call_once(load, workload, timeout=child.START_TIMEOUT)
         return child.call(run_replications, workload, params, seeds, timeout=timeout)
     except (child.ChildTimeout, child.ChildDied) as exc:
         whole = exc
@@ -105,7 +114,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
                                     f"each timed out alone (limit {timeout:g} s); rerun with --retry-failed")
             continue
         try:
-            child.call(load, workload, timeout=child.START_TIMEOUT)
+            child.call_once(load, workload, timeout=child.START_TIMEOUT)
             one = child.call(run_replications, workload, params, seeds[k:k + 1], timeout=timeout)
         except (child.ChildTimeout, child.ChildDied) as exc:
             failed[k] = _fault(exc, f"; its batch of {n} had {_what(whole)} first")

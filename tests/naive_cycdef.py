@@ -142,3 +142,60 @@ def counting_feasible(offsets, key, gq, G, conflict, limit):
         d -= 1
         if d < 0:
             return choice, False, True
+
+
+def documented_choice(offsets, v, g, maximize, conflict):
+    """``(choice, flagged, rule)`` of ``dp.choose`` with conflicts, by brute force over every combination,
+    as its docstring states the rules (integer levels at resolution 1; for calls small enough that
+    every search completes):
+
+    - no conflict-free combination of every job: jobs in priority order take their
+      least-quantity alternative (ties: lower index) conflicting with none taken before; a job
+      with none left is postponed (-1); flagged;
+    - else, none within the limit: the conflict-free combination of every job found first by the
+      search in the order "fewest conflicts first, then smallest quantity" (the counting search
+      above); flagged;
+    - else the optimum over conflict-free combinations within the limit; ties: the combination
+      the feasibility search (alternatives by best value first) finds first if it is optimal,
+      else the first optimal one in priority order, alternatives in index order.
+    """
+    import itertools
+    import math
+
+    offsets = np.asarray(offsets, np.int64)
+    J = len(offsets) - 1
+    g = np.asarray(g, np.float64)
+    v = np.asarray(v, np.float64)
+    gq = np.ceil(g).astype(np.int64)
+    G = int(math.floor(float(np.floor(np.add.reduceat(g, offsets[:-1]) / np.diff(offsets)).sum())))
+
+    def clean(combo):
+        return not any(conflict[a, b] for a, b in itertools.combinations(combo, 2))
+
+    combos = list(itertools.product(*[range(offsets[i], offsets[i + 1]) for i in range(J)]))
+    free = [c for c in combos if clean(c)]
+    if not free:
+        choice, taken = np.full(J, -1, np.int64), []
+        for i in range(J):
+            rows = sorted(range(offsets[i], offsets[i + 1]), key=lambda a: (g[a], a))
+            ok = [a for a in rows if not any(conflict[a, b] for b in taken)]
+            if ok:
+                taken.append(ok[0])
+                choice[i] = ok[0] - offsets[i]
+        return choice, True, "greedy"
+    within = [c for c in free if sum(gq[a] for a in c) <= G]
+    if not within:
+        degree = conflict.sum(axis=1).astype(np.float64)
+        loose = degree * (float(np.abs(g).max()) + 1.0) + g
+        choice, found, complete = counting_feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, 10**9)
+        assert found and complete
+        return choice, True, "found first"
+    sign = 1.0 if maximize else -1.0
+    best = max(sign * sum(v[a] for a in c) for c in within)
+    start, found, complete = counting_feasible(offsets, -sign * v, gq, np.int64(G), conflict, 10**9)
+    assert found and complete
+    first = next(c for c in within if sign * sum(v[a] for a in c) == best)
+    first = np.array([a - offsets[i] for i, a in enumerate(first)], np.int64)
+    if sign * sum(v[offsets[i] + start[i]] for i in range(J)) == best:
+        return start, False, ("start" if np.array_equal(first, start) else "start, not the first optimum")
+    return first, False, "first optimum"

@@ -21,7 +21,14 @@ Random streams of a replication, in this order: environment; batch (``n_i``, ``T
 the combination step keeps conflict-free combinations: a feasibility search with forward
 checking, then an exact branch and bound from its combination (:mod:`.dp`, bounded by
 ``SEARCH_LIMIT``); with ``shared_retry`` a job whose alternatives all conflict searches once
-more on the slots left (:mod:`.frsm`).
+more on the slots left (:mod:`.frsm`). ``combination = "sequential"`` replaces the search by the
+sequential rule (:mod:`.sequential`, our rule: jobs in priority order, each takes the spec's DP
+choice over the jobs left and their alternatives not conflicting with those already chosen, under
+the limit left; the plain DP when nothing conflicts; no search, so no caps). Measured 26 Nov
+(``benchmarks/calibration.md``, "The sequential combination rule against the search"): CSS
+5000-cycle point 28-40 s against 247-345 s for the search (target < 10 s not met either way),
+but Tables 1 + 2 distance 57.1% against 17.3% (FRSM cycles fail 0.08-0.16 against 0.02-0.035):
+the default stays ``search``.
 
 Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
 T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
@@ -42,7 +49,8 @@ difference means nothing there; so a setting that fails many cycles cannot look 
 replications a cell: 76.2% (defaults before) -> 19.1% (now) (Table 1 alone 33.8% -> 15.2%; Table 2
 busy time, utilisation and income 66.3% -> 11.0%; failure rate at c = 6: 0.135 -> 0.025,
 published 0.013). Re-measured with the reordered conflict-free search (:mod:`.dp`, 26 Nov):
-17.4%, 6 of 6 claims holding. Command::
+17.4%, 6 of 6 claims holding; with its weighted search of every job (26 Nov, later): 17.3%,
+6 of 6. Command::
 
     python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.toml jobs/cyclic-owner-price.toml --absolute failure=0.025 --replications 200 --workers 1
 
@@ -69,7 +77,7 @@ from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
 from .cycle import METHODS, run_cycle
 from .dp import STRATEGIES
-from .frsm import TIME_QUANTITIES
+from .frsm import COMBINATIONS, TIME_QUANTITIES
 from .metrics import cycle_metrics, cycle_records
 from .plugins import PLUGINS, VO_LIMITS
 
@@ -126,6 +134,12 @@ PARAMS = (
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
           "searches once more for one window on the slots left (our rule)"),
+    Param("combination", "str", "search",
+          "with shared_alternatives: the combination step (our rule): search = conflict-free search with caps "
+          "(feasibility search, branch and bound, dp.py); sequential = jobs in priority order, each takes the "
+          "DP's choice over the jobs left (their alternatives not conflicting with those chosen, the limit "
+          "less the quantities chosen), a job with no alternative left postponed (sequential.py)",
+          choices=COMBINATIONS),
     Param("frsm_k", "int", 1, "FRSM: number of sub-batches k (capped at the jobs of the cyclic part)",
           low=1, high=10_000),
     Param("frsm_alternatives", "str", "criterion", "FRSM alternatives: AEP by each user's criterion, or first fit",

@@ -15,8 +15,12 @@ from .alternatives import Alternatives, conflicts, find_alternatives
 from .dp import STRATEGIES, choose, strategy_arrays
 from .plugins import criterion_of, vo_values
 from .search import cut_spans
+from .sequential import choose_sequential
 
 TIME_QUANTITIES = ("proc_time", "runtime", "finish")
+#: the combination step with shared alternatives: the conflict-free search of :mod:`.dp`, or the
+#: sequential rule of :mod:`.sequential` (our rule)
+COMBINATIONS = ("search", "sequential")
 
 
 class Plan(NamedTuple):
@@ -55,7 +59,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
                     criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
                     dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None,
                     shared: bool = False, vo_limit: str = "cost",
-                    retry: bool = False) -> Plan:
+                    retry: bool = False, combination: str = "search") -> Plan:
     """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
 
     ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
@@ -66,7 +70,11 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
     ``retry`` (with ``shared``): a job the combination step had to postpone (every alternative
     conflicts) searches once more, in priority order, for one window by its criterion on the
     slots left after the sub-batch's chosen windows *(our rule)*; postponed only if none.
+    ``combination`` (with ``shared``): the conflict-free search (:func:`.dp.choose`) or the
+    sequential rule (:mod:`.sequential`) *(our rule)*.
     """
+    if combination not in COMBINATIONS:
+        raise ValueError(f"combination must be one of {', '.join(COMBINATIONS)}, got {combination!r}")
     plugin = None if strategy in STRATEGIES else criterion_of(strategy)
     if plan is None:
         plan = empty_plan(len(budget), int(n.max()) if len(n) else 1)
@@ -91,7 +99,10 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
             v, g, maximize = _plugin_arrays(plugin, strategy, vo_limit, alts, rows, counts[have],
                                             jobs[have], budget, dp_time)
         conflict = conflicts(alts, node_len)[np.ix_(rows, rows)] if shared else None
-        combo = choose(offsets, v, g, maximize, resolution, conflict)
+        if conflict is not None and combination == "sequential":
+            combo = choose_sequential(offsets, v, g, maximize, resolution, conflict)
+        else:
+            combo = choose(offsets, v, g, maximize, resolution, conflict)
         flagged = flagged or combo.flagged
         again = shared and retry and bool((combo.choice < 0).any())
         for p, q in enumerate(have):

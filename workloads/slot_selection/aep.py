@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .candidates import cheapest, node_orders, window_values
+from .candidates import cheapest, cheapest_within, node_orders, window_values
 from .exact import exact_proc_time_with, exact_runtime_with
 from .exactsum import fsum, sum_le, sum_lt
 from .greedy import greedy_runtime, random_window
@@ -121,7 +121,6 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
     """min_cost: the new slot plus the n - 1 cheapest other candidates, at every step."""
     cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
-    nodes = node_len.shape[0]
     best_cost = np.inf
     start = np.nan
     for i in range(slot_node.shape[0]):
@@ -136,19 +135,7 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
         # the n - 1 cheapest others, given up as soon as they cannot beat the best
         bound = min(best_cost, budget)
         bound += 1e-10 * abs(bound) + 1e-300
-        total = node_cost[k]
-        c = 0
-        for p in range(nodes if n > 1 else 0):
-            j = cost_order[p]
-            if total + (n - 1 - c) * node_cost[j] > bound:
-                break
-            if j != k and cand_end[j] - t >= node_len[j]:
-                W[c] = j
-                total += node_cost[j]
-                c += 1
-                if c == n - 1:
-                    break
-        if c < n - 1:
+        if cheapest_within(cost_order, cand_end, node_len, node_cost, t, n - 1, k, node_cost[k], bound, W) < n - 1:
             continue
         W[n - 1] = k
         approx = window_values(W, n, node_cost, vals)

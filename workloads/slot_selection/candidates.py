@@ -46,6 +46,30 @@ def cheapest(cost_order, cand_end, node_len, t, k, skip, out):
 
 
 @numba.njit(cache=True, inline="always")
+def cheapest_within(cost_order, cand_end, node_len, node_cost, t, k, skip, total, bound, out):
+    """:func:`cheapest`, given up as soon as the window cannot stay within ``bound``.
+
+    ``total`` is the cost already in the window; the search stops when it plus ``k - c``
+    times the next node's cost exceeds ``bound`` (later nodes cost no less, so none can fit).
+    Returns how many were found.
+    """
+    c = 0
+    if k == 0:
+        return 0
+    for p in range(cost_order.shape[0]):
+        j = cost_order[p]
+        if total + (k - c) * node_cost[j] > bound:
+            break
+        if j != skip and valid(j, cand_end, node_len, t):
+            out[c] = j
+            total += node_cost[j]
+            c += 1
+            if c == k:
+                break
+    return c
+
+
+@numba.njit(cache=True, inline="always")
 def window_values(nodes, k, node_val, vals):
     """Copy the per-node values of the window's nodes into ``vals``; return their running sum."""
     s = 0.0

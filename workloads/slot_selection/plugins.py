@@ -31,7 +31,7 @@ from numba import types
 
 from .._plugins import PluginError, PluginPoint, ro_array
 from .aep import Window, _keep, _result, _state
-from .candidates import window_values
+from .candidates import cheapest_within, window_values
 from .exactsum import fsum, sum_le
 
 CRITERION_SIG = types.float64(types.float64, ro_array(types.int64), ro_array(types.float64),
@@ -70,7 +70,6 @@ def _scan_plugin(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
     stops with ``bad = [t, slot index]`` (else ``bad[0]`` stays NaN)."""
     cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
-    nodes = node_len.shape[0]
     best_value = np.inf
     start = np.nan
     bound = budget + 1e-10 * abs(budget) + 1e-300
@@ -85,19 +84,7 @@ def _scan_plugin(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
         if slot_end[i] - t < node_len[k]:
             continue
         # the n - 1 cheapest others, given up as soon as they cannot fit the budget
-        total = node_cost[k]
-        c = 0
-        for p in range(nodes if n > 1 else 0):
-            j = cost_order[p]
-            if total + (n - 1 - c) * node_cost[j] > bound:
-                break
-            if j != k and cand_end[j] - t >= node_len[j]:
-                W[c] = j
-                total += node_cost[j]
-                c += 1
-                if c == n - 1:
-                    break
-        if c < n - 1:
+        if cheapest_within(cost_order, cand_end, node_len, node_cost, t, n - 1, k, node_cost[k], bound, W) < n - 1:
             continue
         W[n - 1] = k
         if not sum_le(vals, n, window_values(W, n, node_cost, vals), budget):
