@@ -89,9 +89,9 @@ def test_a_second_process_compiles_no_ga_kernel():
 def test_no_kernel_is_compiled_twice(tmp_path):
     """A cold compile (empty cache) of the general crossover and everything it calls gives
     each kernel one signature: a count starting at a literal 0 once made numba compile
-    ``_append_missing``, ``_backfill_missing`` and FCFS's ``_pick`` a second time, for
-    ``Literal[int](0)``."""
+    ``_append_missing``, ``_backfill_missing`` and FCFS's ``_pick`` (now inlined in
+    ``fcfs_kernel``) a second time, for ``Literal[int](0)``."""
     compiled = _child(_CROSSOVER, str(tmp_path))
     assert {"crossover._crossover_general", "crossover._append_missing",
-            "crossover._backfill_missing", "baselines._pick"} <= compiled.keys()
+            "crossover._backfill_missing", "baselines.fcfs_kernel", "sorting.argsort"} <= compiled.keys()
     assert {name: sigs for name, sigs in compiled.items() if len(sigs) > 1} == {}

@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numba.np.random.random_methods import random_interval
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .model import Problem, body_from_units
+from .sorting import argsort, sort_ints
 
 
-@kernel
+@inline_kernel
 def _shuffle(x, rng):
     """``rng.shuffle(x)`` for a 1-D array: numba's own implementation (the same draws, by
     ``random_interval``, and the same swaps), without the n-dimensional machinery
@@ -26,7 +27,7 @@ def _shuffle(x, rng):
             x[i], x[j] = x[j], x[i]
 
 
-@kernel
+@inline_kernel
 def _pick(cands, n, randomize, rng):
     """One of the first ``n`` candidates: the first, or a uniform one."""
     if randomize and n > 1:
@@ -40,11 +41,12 @@ def _fastest(units, n, w, speed):
     key = np.empty(n)
     for i in range(n):
         key[i] = -speed[units[i]]
-    order = np.argsort(key, kind="mergesort")
+    order = argsort(key)
     chosen = np.empty(w, np.int64)
     for i in range(w):
         chosen[i] = units[order[i]]
-    return np.sort(chosen)
+    sort_ints(chosen)
+    return chosen
 
 
 @kernel
@@ -65,6 +67,8 @@ def fcfs_kernel(P, randomize, rng):
     seq = np.zeros(N, np.int64)
     n_groups = group.max() + 1
     cands = np.empty(max(C, n_groups), np.int64)
+    fr = np.empty(C)
+    avail = np.empty(C, np.int64)
     for j in range(J):
         earliest = -np.inf
         if pred[j] >= 0:
@@ -85,10 +89,15 @@ def fcfs_kernel(P, randomize, rng):
             t = best
         else:
             tg = np.full(n_groups, np.inf)
+            # (loops, not boolean-mask indexing: a few times less code to compile)
             for g in range(n_groups):
-                fr = np.sort(free[(group == g) & mask[j]])
-                if fr.shape[0] >= w:
-                    tg[g] = max(fr[w - 1], earliest)
+                n = 0
+                for m in range(C):
+                    if group[m] == g and mask[j, m]:
+                        fr[n] = free[m]
+                        n += 1
+                if n >= w:
+                    tg[g] = max(fr[argsort(fr[:n])[w - 1]], earliest)   # the w-th earliest free
             t = tg.min()
             n = np.int64(0)
             for g in range(n_groups):
@@ -96,8 +105,12 @@ def fcfs_kernel(P, randomize, rng):
                     cands[n] = g
                     n += 1
             g = _pick(cands, n, randomize, rng)
-            avail = np.where((group == g) & mask[j] & (free <= t))[0]
-            units = _fastest(avail, avail.shape[0], w, speed)
+            n = np.int64(0)   # not a literal 0: numba would compile _fastest twice
+            for m in range(C):
+                if group[m] == g and mask[j, m] and free[m] <= t:
+                    avail[n] = m
+                    n += 1
+            units = _fastest(avail, n, w, speed)
         mink = np.inf
         for m in units:
             mink = min(mink, speed[m])
@@ -138,6 +151,10 @@ def backfill_kernel(P, randomize, rng):
     win_g = np.empty(C, np.int64)
     win_t = np.empty(C)
     win_w = np.empty(C, np.int64)
+    key = np.empty(C)
+    prev = np.empty(C, np.int64)
+    in_win = np.empty(C, np.bool_)
+    avail = np.empty(C, np.int64)
     while remaining > 0:
         # windows: distinct (group, free time)
         nw = 0
@@ -154,9 +171,20 @@ def backfill_kernel(P, randomize, rng):
                 win_w[nw] = 1
                 nw += 1
         # sort by width desc, start asc, group asc (stable lexsort by hand)
-        order = np.argsort(win_g[:nw], kind="mergesort")
-        order = order[np.argsort(win_t[:nw][order], kind="mergesort")]
-        order = order[np.argsort(-win_w[:nw][order], kind="mergesort")]
+        for k in range(nw):
+            key[k] = win_g[k]   # (small integers: exact as floats)
+        order = argsort(key[:nw])
+        for k in range(nw):
+            key[k] = win_t[order[k]]
+        by = argsort(key[:nw])
+        for k in range(nw):
+            prev[k] = order[by[k]]
+        for k in range(nw):
+            key[k] = -win_w[prev[k]]
+        by = argsort(key[:nw])
+        order = np.empty(nw, np.int64)
+        for k in range(nw):
+            order[k] = prev[by[k]]
         if randomize:
             # shuffle among windows of equal width and start
             i = 0
@@ -171,7 +199,8 @@ def backfill_kernel(P, randomize, rng):
         for oi in range(nw):
             k = order[oi]
             g, t = win_g[k], win_t[k]
-            in_win = (group == g) & (free == t)
+            for m in range(C):
+                in_win[m] = group[m] == g and free[m] == t
             best = -1
             for j in range(J):
                 if placed[j]:
@@ -190,8 +219,12 @@ def backfill_kernel(P, randomize, rng):
             if best < 0:
                 continue
             j = best
-            avail = np.where(in_win & mask[j])[0]
-            units = _fastest(avail, avail.shape[0], width[j], speed)
+            n = np.int64(0)   # not a literal 0: numba would compile _fastest twice
+            for m in range(C):
+                if in_win[m] and mask[j, m]:
+                    avail[n] = m
+                    n += 1
+            units = _fastest(avail, n, width[j], speed)
             mink = np.inf
             for m in units:
                 mink = min(mink, speed[m])

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
+from .sorting import argsort, sort_ints
 
 
 @kernel
@@ -39,7 +40,7 @@ def crossover(body_a, header_a, body_b, header_b, P, rng, body, header, scratch)
         _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch)
 
 
-@kernel
+@inline_kernel
 def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, mask, anywhere, c1, c2, body, header,
                       unit_of, missing, load, work):
     """:func:`crossover` between break points ``c1 < c2`` when every job is one process
@@ -128,7 +129,7 @@ def _crossover_simple(body_a, header_a, body_b, header_b, speed, ready, length, 
         added[m] += 1
 
 
-@kernel
+@inline_kernel
 def _crossover_general(body_a, header_a, body_b, header_b, P, c1, c2, body, header, scratch):
     """:func:`crossover` between break points ``c1 < c2``, any problem."""
     speed, group, ready, prev_end, width, length, prio, pred, mask, proc_job, job_first, _, anywhere = P
@@ -290,8 +291,9 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                         nc += 1
             if n_allowed < w:
                 continue
-            ts = np.sort(cands[:nc])
-            for t in ts:
+            by_time = argsort(cands[:nc])
+            for q in range(nc):
+                t = cands[by_time[q]]
                 if t < pe or t >= best_t:
                     continue
                 n_idle = 0
@@ -314,8 +316,13 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                 key = np.empty(n_idle)
                 for i in range(n_idle):
                     key[i] = -speed[idle_m[i]]
-                order = np.argsort(key, kind="mergesort")           # faster first, then index
-                order = order[np.argsort(-idle_until[:n_idle][order], kind="mergesort")]  # idle longest first
+                first = argsort(key)           # faster first, then index
+                for i in range(n_idle):
+                    key[i] = -idle_until[first[i]]
+                then = argsort(key)            # idle longest first (stable: then faster, index)
+                order = np.empty(n_idle, np.int64)
+                for i in range(n_idle):
+                    order[i] = first[then[i]]
                 mink = np.inf
                 for i in range(w):
                     mink = min(mink, speed[idle_m[order[i]]])
@@ -327,7 +334,8 @@ def _backfill_missing(P, unit_of, walk, s, body, header) -> bool:
                 if fits:
                     best_t = t
                     best_d = d
-                    sel = np.sort(order[:w])   # by unit index
+                    sel = order[:w].copy()
+                    sort_ints(sel)   # by unit index
                     for i in range(w):
                         best_units[i] = idle_m[sel[i]]
                         best_pos[i] = idle_pos[sel[i]]
@@ -383,6 +391,8 @@ def _append_missing(P, unit_of, walk, s, load):
     while size < C:
         size *= 2
     tree = np.full(2 * size, -1, np.int64)
+    fr = np.empty(C)              # loads of one group's allowed units
+    cand = np.empty(C, np.int64)  # those units
     for m in range(C):
         tree[size + m] = m
     for i in range(size - 1, 0, -1):
@@ -411,14 +421,29 @@ def _append_missing(P, unit_of, walk, s, load):
             continue
         best_g = -1
         best_t = np.inf
+        # (loops, not boolean-mask indexing: a few times less code to compile)
         for g in range(n_groups):
-            fr = np.sort(load[(group == g) & mask[j]])
-            if fr.shape[0] >= w and fr[w - 1] < best_t:
-                best_t = fr[w - 1]
-                best_g = g
-        cand = np.where((group == best_g) & mask[j])[0]
-        order = np.argsort(load[cand], kind="mergesort")
-        chosen = np.sort(cand[order[:w]])
+            n = 0
+            for m in range(C):
+                if group[m] == g and mask[j, m]:
+                    fr[n] = load[m]
+                    n += 1
+            if n >= w:
+                wth = fr[argsort(fr[:n])[w - 1]]   # the w-th smallest load of the group
+                if wth < best_t:
+                    best_t = wth
+                    best_g = g
+        n = 0
+        for m in range(C):
+            if group[m] == best_g and mask[j, m]:
+                cand[n] = m
+                fr[n] = load[m]
+                n += 1
+        order = argsort(fr[:n])
+        chosen = np.empty(w, np.int64)
+        for i in range(w):
+            chosen[i] = cand[order[i]]
+        sort_ints(chosen)
         mink = np.inf
         t = -np.inf
         for m in chosen:

@@ -188,7 +188,7 @@ def island_epoch(state: IslandState, problem: Problem, settings: GASettings, n_g
     evolve(s.bodies, s.headers, s.taus, s.fits, problem.arrays(), n_gens, s.rng, settings.pc, settings.pm,
            settings.n_elite, settings.tournament, code, settings.docking == "tau_first",
            problem.period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit,
-           s.counters, plugin)
+           s.counters, _scratch(problem), plugin)
     return s, hist_tau, hist_fit
 
 

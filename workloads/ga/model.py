@@ -257,15 +257,35 @@ def respects_mask(body, header, P) -> bool:
 
 @kernel
 def body_from_units(unit_of, seq, C):
-    """Chromosome from each process's unit and a key that orders slots on a unit."""
+    """Chromosome from each process's unit and a key ``seq >= 0`` that orders slots on a
+    unit: processes by (unit, seq, process index), i.e. a stable argsort of ``unit * S +
+    seq``, done as two stable counting sorts (by seq, then by unit) in O(N + S + C)."""
     N = unit_of.shape[0]
-    key = np.empty(N, np.int64)
+    S = 0
     for u in range(N):
-        key[u] = unit_of[u] * 4294967296 + seq[u]  # seq < 2**32
-    body = np.argsort(key, kind="mergesort").astype(np.int64)
+        S = max(S, seq[u] + 1)
+    at = np.zeros(S + 1, np.int64)
+    for u in range(N):
+        at[seq[u] + 1] += 1
+    for k in range(S):
+        at[k + 1] += at[k]
+    by_seq = np.empty(N, np.int64)
+    for u in range(N):
+        by_seq[at[seq[u]]] = u
+        at[seq[u]] += 1
     header = np.zeros(C, np.int64)
     for u in range(N):
         header[unit_of[u]] += 1
+    fill = np.empty(C, np.int64)
+    f = 0
+    for m in range(C):
+        fill[m] = f
+        f += header[m]
+    body = np.empty(N, np.int64)
+    for i in range(N):
+        u = by_seq[i]
+        body[fill[unit_of[u]]] = u
+        fill[unit_of[u]] += 1
     return body, header
 
 
@@ -274,6 +294,10 @@ def timed(problem: Problem, body: np.ndarray, header: np.ndarray) -> tuple[np.nd
     start = np.zeros(problem.n_jobs)
     dur = np.zeros(problem.n_jobs)
     unit_of = np.zeros(problem.n_procs, np.int64)
-    if not decode(np.asarray(body, np.int64), np.asarray(header, np.int64), problem.arrays(), start, dur, unit_of):
+    N, C, J = problem.n_procs, problem.n_units, problem.n_jobs
+    # decode_into with work arrays made here: one kernel fewer to compile than decode
+    if not decode_into(np.asarray(body, np.int64), np.asarray(header, np.int64), problem.arrays(), start, dur, unit_of,
+                       np.empty(N, np.int64), np.empty(C + 1, np.int64), np.empty(C, np.int64), np.empty(C),
+                       np.empty(J, np.bool_)):
         raise ValueError("inconsistent chromosome")
     return start, dur, unit_of

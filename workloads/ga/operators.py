@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .crossover import _backfill_missing, _crossover_general, _crossover_simple, crossover
 from .model import decode_into, segment_starts
+from .sorting import argsort
 from .objectives import MAKESPAN, better, fitness, tau as docking_gap
 
 
@@ -46,22 +47,23 @@ def unit_at_positions(header):
     return out
 
 
-@kernel
-def make_scratch(N, C, J):
+def make_scratch(N: int, C: int, J: int) -> tuple:
     """Work arrays shared by the operators: start, dur, unit_of (decode's outputs), then
-    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C])."""
+    decode's own (pos_of, seg, ptr, avail, done) and crossover's (src, walk, load, work[2C]).
+    Made in Python and passed to the kernels (a kernel building them cost about 1 CPU-s of
+    compilation)."""
     return (np.zeros(J), np.zeros(J), np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(C + 1, np.int64),
             np.zeros(C, np.int64), np.zeros(C), np.zeros(J, np.bool_), np.zeros(N, np.int64),
             np.zeros(N, np.int64), np.zeros(C), np.zeros(2 * C, np.int64))
 
 
-@kernel
+@inline_kernel
 def _consistent(body, header, P, scratch) -> bool:
     return decode_into(body, header, P, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5],
                        scratch[6], scratch[7])
 
 
-@kernel
+@inline_kernel
 def _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch) -> bool:
     """Swap the gene at position ``a`` with a random other one (non-parallel jobs)."""
     width, mask, proc_job = P[4], P[8], P[9]
@@ -83,9 +85,10 @@ def _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch) -> bool:
     return True
 
 
-@kernel
+@inline_kernel
 def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch) -> bool:
-    """Swap the slot set of the job at position ``a`` with a random job of its width."""
+    """Swap the slot set of the job at position ``a`` with a random job of its width, then
+    compact both (:func:`compact_job`, first the job at ``a``)."""
     width, mask, proc_job, job_first = P[4], P[8], P[9], P[10]
     ja = proc_job[body[a]]
     w = width[ja]
@@ -117,12 +120,12 @@ def _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_
         for i in range(w):
             body[pos_a[i]], body[pos_b[i]] = body[pos_b[i]], body[pos_a[i]]
         return False
-    compact_job(body, header, P, ja, scratch)
-    compact_job(body, header, P, jb, scratch)
+    for t in range(2):   # one call site, so compact_job's code is inlined once
+        compact_job(body, header, P, ja if t == 0 else jb, scratch)
     return True
 
 
-@kernel
+@inline_kernel
 def compact_job(body, header, P, j, scratch) -> bool:
     """Compaction (parallel jobs): move job ``j`` into the earliest idle gap, after its
     predecessor, where it fits (mask-Backfill re-insertion). Kept only if the result is
@@ -168,32 +171,29 @@ def compact_job(body, header, P, j, scratch) -> bool:
 
 
 @kernel
-def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
-    """Per-gene mutation with probability ``pm``; returns the number of swaps made."""
-    N = body.shape[0]
-    if pm <= 0.0 or N == 0:
-        return 0
-    a = rng.geometric(pm) - 1
-    if a >= N:
-        return 0
-    return _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a)
+def _swaps(body, header, P, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, pm, a, n) -> int:
+    """Swap attempts, the one kernel of both mutations: with ``n < 0`` per-gene mutation
+    (:func:`mutate`) after its first draw, which hit the gene at position ``a < N`` (the
+    next hits by geometric skips of ``pm``); with ``n >= 0``, ``n`` attempts at uniform
+    positions (:func:`random_swaps`). Returns the number of swaps made.
 
-
-@kernel
-def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a) -> int:
-    """:func:`mutate` after its first draw, which hit the gene at position ``a < N``."""
+    One kernel, so numba and LLVM compile the swaps and the compaction under it once per
+    spec instead of once for each caller (issue 20 item 1)."""
     N = body.shape[0]
-    unit_at = np.empty(0, np.int64)
+    unit_at = unit_at_positions(header)
     done = 0
-    first = True
+    tries = 0
     while True:
-        if not first:
-            a += rng.geometric(pm)
-        first = False
-        if a >= N:
-            break
-        if unit_at.shape[0] == 0:  # built on the first hit: most children get none
-            unit_at = unit_at_positions(header)
+        if n < 0:
+            if tries > 0:
+                a += rng.geometric(pm)
+            if a >= N:
+                break
+        else:
+            if tries >= n:
+                break
+            a = rng.integers(0, N)
+        tries += 1
         if parallel:   # (chosen here, not by a kernel of its own: see the module's notes)
             swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
         else:
@@ -206,6 +206,26 @@ def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets
 
 
 @kernel
+def mutate(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
+    """Per-gene mutation with probability ``pm``; returns the number of swaps made."""
+    N = body.shape[0]
+    if pm <= 0.0 or N == 0:
+        return 0
+    a = rng.geometric(pm) - 1
+    if a >= N:
+        return 0
+    return _swaps(body, header, P, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, pm, a,
+                  np.int64(-1))
+
+
+@kernel
+def _mutate_from(body, header, P, pm, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, a) -> int:
+    """:func:`mutate` after its first draw, which hit the gene at position ``a < N``."""
+    return _swaps(body, header, P, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, pm, a,
+                  np.int64(-1))
+
+
+@inline_kernel
 def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
     """:func:`_mutate_from` when every job is one process (``proc_job[u] == u``) and none
     has a predecessor: the same draws and swaps as :func:`_try_gene_swap`, with only the
@@ -230,23 +250,10 @@ def _mutate_simple(body, header, pm, rng, mask, a, unit_at) -> int:
     return done
 
 
-@kernel
 def random_swaps(body, header, P, n, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch) -> int:
     """``n`` swap attempts at uniform positions (perturbs the initial individuals)."""
-    N = body.shape[0]
-    unit_at = unit_at_positions(header)
-    done = 0
-    for _ in range(n):
-        a = rng.integers(0, N)
-        if parallel:
-            swapped = _try_job_swap(body, header, unit_at, P, a, rng, by_width, offsets, index_in_width, scratch)
-        else:
-            swapped = _try_gene_swap(body, header, unit_at, P, a, rng, has_deps, scratch)
-        if swapped:
-            done += 1
-            if parallel:  # compaction may have changed the header
-                unit_at = unit_at_positions(header)
-    return done
+    return _swaps(body, header, P, rng, parallel, has_deps, by_width, offsets, index_in_width, scratch, 0.0,
+                  np.int64(0), np.int64(n))
 
 
 @kernel
@@ -334,8 +341,8 @@ def _same(body_a, header_a, body_b, header_b) -> bool:
 @kernel
 def ranking(taus, fits):
     """Indices from best to worst by ``(tau, fitness)``; ties keep index order."""
-    order = np.argsort(fits, kind="mergesort")
-    return order[np.argsort(taus[order], kind="mergesort")]
+    order = argsort(fits)
+    return order[argsort(taus[order])]
 
 
 @kernel
@@ -352,7 +359,7 @@ def _tournament(taus, fits, rng, size) -> int:
 
 @kernel
 def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournament, objective, use_tau,
-           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters,
+           period_end, parallel, has_deps, by_width, offsets, index_in_width, hist_tau, hist_fit, counters, scratch,
            plugin=None):
     """Run ``n_gens`` generations of one island in place.
 
@@ -363,6 +370,7 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
 
     ``hist_tau[g], hist_fit[g]`` get the island's best after generation g. ``counters``
     accumulates [evaluations, crossovers, crossover fallbacks to parent A, mutation swaps].
+    ``scratch``: work arrays (:func:`make_scratch`).
     A crossover of equal parents (no parallel jobs) counts as a crossover and an evaluation
     though its child is parent A, whose values are reused.
 
@@ -373,8 +381,6 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
     """
     Z = bodies.shape[0]
     N = bodies.shape[1]
-    J = P[4].shape[0]
-    scratch = make_scratch(N, headers.shape[1], J)
     speed, ready, prev_end, length, mask, anywhere = P[0], P[2], P[3], P[5], P[8], P[12]
     unit_of, missing, load, work = scratch[2], scratch[9], scratch[10], scratch[11]
     fast_makespan = P[11] and objective == MAKESPAN
@@ -461,8 +467,8 @@ def evolve(bodies, headers, taus, fits, P, n_gens, rng, pc, pm, n_elite, tournam
                     if a0 < N and P[11]:
                         swaps = _mutate_simple(new_b[k], new_h[k], pm, rng, mask, a0, unit_at)
                     elif a0 < N:
-                        swaps = _mutate_from(new_b[k], new_h[k], P, pm, rng, parallel, has_deps, by_width, offsets,
-                                             index_in_width, scratch, a0)
+                        swaps = _swaps(new_b[k], new_h[k], P, rng, parallel, has_deps, by_width, offsets,
+                                       index_in_width, scratch, pm, a0, np.int64(-1))
                 counters[3] += swaps
                 if swaps > 0 and fast_makespan:
                     t = _tau_simple(new_h[k], ready, prev_end) if use_tau else 0.0
