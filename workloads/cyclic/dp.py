@@ -436,13 +436,8 @@ def cycle_limit(offsets: np.ndarray, g: np.ndarray) -> float:
     return float(np.floor(sums / np.diff(offsets)).sum())
 
 
-def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
-           resolution: float = 1.0, conflict: np.ndarray | None = None) -> Combination:
-    """Choose one alternative per job: extr sum v subject to sum g <= g* (every job has >= 1).
-
-    ``conflict``: bool[A, A], alternatives that cannot both be chosen (shared alternatives);
-    then the exact branch and bound (module docstring), and ``choice`` -1 marks a postponed job.
-    """
+def prepared(offsets, v, g, resolution: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
+    """Checked ``(offsets, v, g, limit g*, limit in levels G)`` of a combination step."""
     offsets = np.asarray(offsets, np.int64)
     if np.any(np.diff(offsets) < 1):
         raise ValueError("every job in the DP needs at least one alternative")
@@ -451,7 +446,23 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
     v = np.asarray(v, np.float64)
     g = np.asarray(g, np.float64)
     limit = cycle_limit(offsets, g)
-    G = int(np.floor(limit / resolution))
+    return offsets, v, g, limit, int(np.floor(limit / resolution))
+
+
+def placed_value(offsets: np.ndarray, v: np.ndarray, choice: np.ndarray) -> float:
+    """Total v of the chosen alternatives of the jobs placed (``choice`` -1: postponed)."""
+    on = choice >= 0
+    return float(v[offsets[:-1][on] + choice[on]].sum()) if len(choice) else 0.0
+
+
+def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
+           resolution: float = 1.0, conflict: np.ndarray | None = None) -> Combination:
+    """Choose one alternative per job: extr sum v subject to sum g <= g* (every job has >= 1).
+
+    ``conflict``: bool[A, A], alternatives that cannot both be chosen (shared alternatives);
+    then the exact branch and bound (module docstring), and ``choice`` -1 marks a postponed job.
+    """
+    offsets, v, g, limit, G = prepared(offsets, v, g, resolution)
     if conflict is not None:
         return _choose_conflicts(offsets, v, g, bool(maximize), resolution, limit, G,
                                  np.asarray(conflict, np.bool_))
@@ -459,8 +470,7 @@ def choose(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximize: bool,
     if not feasible:
         choice = np.array([int(np.argmin(g[offsets[i]:offsets[i + 1]])) for i in range(len(offsets) - 1)],
                           np.int64)
-    value = float(v[offsets[:-1] + choice].sum()) if len(choice) else 0.0
-    return Combination(choice, not feasible, limit, value)
+    return Combination(choice, not feasible, limit, placed_value(offsets, v, choice))
 
 
 #: most partial combinations the branch and bound tries per combination step (our rule). With the
@@ -507,9 +517,7 @@ def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -
                 taken.append(free[0])
                 choice[i] = free[0] - offsets[i]
     flagged = not found
-    on = choice >= 0
-    value = float(v[offsets[:-1][on] + choice[on]].sum()) if J else 0.0
-    return Combination(choice, flagged, limit, value)
+    return Combination(choice, flagged, limit, placed_value(offsets, v, choice))
 
 
 def strategy_arrays(strategy: str, time: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .dp import Combination, _dp, cycle_limit, levels
+from .dp import Combination, _dp, levels, placed_value, prepared
 
 
 @numba.njit(cache=True)
@@ -101,19 +101,9 @@ def choose_sequential(offsets: np.ndarray, v: np.ndarray, g: np.ndarray, maximiz
     Same arguments and result as :func:`.dp.choose` with ``conflict`` (bool[A, A]): ``choice`` -1
     marks a postponed job, ``value`` is the total v of the jobs placed.
     """
-    offsets = np.asarray(offsets, np.int64)
-    if np.any(np.diff(offsets) < 1):
-        raise ValueError("every job in the DP needs at least one alternative")
-    if not resolution > 0:
-        raise ValueError(f"dp_resolution must be > 0, got {resolution}")
-    v = np.asarray(v, np.float64)
-    g = np.asarray(g, np.float64)
+    offsets, v, g, limit, G = prepared(offsets, v, g, resolution)
     conflict = np.ascontiguousarray(conflict, np.bool_)
     if conflict.shape != (len(v), len(v)):
         raise ValueError(f"conflict must be bool[{len(v)}, {len(v)}], got shape {conflict.shape}")
-    limit = cycle_limit(offsets, g)
-    G = int(np.floor(limit / resolution))
     choice, flagged = _sequential(offsets, v, levels(g, resolution), g, np.int64(G), bool(maximize), conflict)
-    on = choice >= 0
-    value = float(v[offsets[:-1][on] + choice[on]].sum()) if len(choice) else 0.0
-    return Combination(choice, bool(flagged), limit, value)
+    return Combination(choice, bool(flagged), limit, placed_value(offsets, v, choice))
