@@ -12,7 +12,7 @@ from numba.np.random.random_methods import random_interval
 
 from ._jit import inline_kernel, kernel
 from .model import Problem, body_from_units
-from .sorting import argsort, sort_ints
+from .sorting import argsort, sort_ints, wth_smallest_in_group
 
 
 @inline_kernel
@@ -89,15 +89,8 @@ def fcfs_kernel(P, randomize, rng):
             t = best
         else:
             tg = np.full(n_groups, np.inf)
-            # (loops, not boolean-mask indexing: a few times less code to compile)
-            for g in range(n_groups):
-                n = 0
-                for m in range(C):
-                    if group[m] == g and mask[j, m]:
-                        fr[n] = free[m]
-                        n += 1
-                if n >= w:
-                    tg[g] = max(fr[argsort(fr[:n])[w - 1]], earliest)   # the w-th earliest free
+            for g in range(n_groups):   # the w-th earliest free unit of each group
+                tg[g] = max(wth_smallest_in_group(free, group, g, mask[j], w, fr), earliest)
             t = tg.min()
             n = np.int64(0)
             for g in range(n_groups):

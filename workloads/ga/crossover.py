@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline_kernel, kernel
-from .sorting import argsort, sort_ints
+from .sorting import argsort, sort_ints, wth_smallest_in_group
 
 
 @kernel
@@ -421,18 +421,11 @@ def _append_missing(P, unit_of, walk, s, load):
             continue
         best_g = -1
         best_t = np.inf
-        # (loops, not boolean-mask indexing: a few times less code to compile)
         for g in range(n_groups):
-            n = 0
-            for m in range(C):
-                if group[m] == g and mask[j, m]:
-                    fr[n] = load[m]
-                    n += 1
-            if n >= w:
-                wth = fr[argsort(fr[:n])[w - 1]]   # the w-th smallest load of the group
-                if wth < best_t:
-                    best_t = wth
-                    best_g = g
+            wth = wth_smallest_in_group(load, group, g, mask[j], w, fr)   # inf: too few units
+            if wth < best_t:
+                best_t = wth
+                best_g = g
         n = 0
         for m in range(C):
             if group[m] == best_g and mask[j, m]:

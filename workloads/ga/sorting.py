@@ -71,3 +71,19 @@ def sort_ints(a):
             a[j + 1] = a[j]
             j -= 1
         a[j + 1] = v
+
+
+@kernel
+def wth_smallest_in_group(x, group, g, usable, w, scratch):
+    """The ``w``-th smallest ``x[m]`` over the units m of group ``g`` with ``usable[m]``, or
+    +inf when fewer than ``w`` qualify (``scratch``: room for a group's values).
+
+    Loops, not boolean-mask indexing: a few times less code to compile."""
+    n = 0
+    for m in range(group.shape[0]):
+        if group[m] == g and usable[m]:
+            scratch[n] = x[m]
+            n += 1
+    if n < w:
+        return np.inf
+    return scratch[argsort(scratch[:n])[w - 1]]
