@@ -8,6 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def cross_job(conflict: np.ndarray, sizes) -> np.ndarray:
+    """``conflict`` made symmetric and kept only between alternatives of different jobs (job i
+    owns ``sizes[i]`` consecutive alternatives): the shape of every conflict matrix the
+    combination step sees."""
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    return (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+
+
 def counting_feasible(offsets, key, gq, G, conflict, limit):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
 

@@ -11,6 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_cycdef import cross_job
 from schedsweep.workloads.cyclic.dp import _feasible, choose, cycle_limit, levels
 
 
@@ -19,11 +20,10 @@ def _instance(data, sizes):
     A = int(offsets[-1])
     g = np.array(data.draw(st.lists(st.integers(1, 30).map(float), min_size=A, max_size=A)))
     v = np.array(data.draw(st.lists(st.integers(1, 30).map(float), min_size=A, max_size=A)))
-    owner = np.repeat(np.arange(len(sizes)), sizes)
     density = data.draw(st.sampled_from([0.2, 0.5, 0.8]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     conflict = rng.random((A, A)) < density
-    conflict = (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+    conflict = cross_job(conflict, sizes)
     return offsets, v, g, conflict
 
 

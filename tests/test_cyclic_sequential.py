@@ -17,6 +17,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_cycdef import cross_job
 from naive_cyclic_sequential import sequential_choice
 from schedsweep.workloads._contract import defaults
 from schedsweep.workloads.cyclic import PARAMS, METRICS, run_batch, run_cycle
@@ -53,10 +54,9 @@ def test_conflicts_follow_the_rule(data, sizes, maximize, resolution, density, s
     # integer values: sums are exact whatever the order, so ties are ties in both
     v = np.array(data.draw(st.lists(st.integers(0, 9).map(float), min_size=A, max_size=A)))
     g = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
-    owner = np.repeat(np.arange(len(sizes)), sizes)
     rng = np.random.default_rng(seed)
     conflict = rng.random((A, A)) < density
-    conflict = (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+    conflict = cross_job(conflict, sizes)
     seq = choose_sequential(offsets, v, g, maximize, resolution, conflict)
     want, flagged = sequential_choice(offsets.tolist(), v.tolist(), g.tolist(), maximize, resolution,
                                       conflict.tolist())

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_cycdef import cross_job
 from schedsweep.workloads.cyclic.dp import STRATEGIES, choose, cycle_limit, strategy_arrays
 
 
@@ -35,10 +36,9 @@ def test_search_equals_brute_force_with_conflicts(sizes, data, strategy):
     A = int(offsets[-1])
     time = np.array(data.draw(st.lists(st.integers(1, 40).map(float), min_size=A, max_size=A)))
     cost = np.array(data.draw(st.lists(st.integers(1, 40).map(float), min_size=A, max_size=A)))
-    owner = np.repeat(np.arange(len(sizes)), sizes)
     bits = data.draw(st.lists(st.booleans(), min_size=A * A, max_size=A * A))
     conflict = np.array(bits).reshape(A, A)
-    conflict = (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+    conflict = cross_job(conflict, sizes)
     v, g, maximize = strategy_arrays(strategy, time, cost)
     combo = choose(offsets, v, g, maximize, conflict=conflict)
     chosen = [offsets[i] + c for i, c in enumerate(combo.choice) if c >= 0]

@@ -16,6 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_cycdef import cross_job
 from schedsweep.workloads.cyclic import dp
 from schedsweep.workloads.cyclic.dp import STRATEGIES, _bnb, _feasible, choose, levels, strategy_arrays
 
@@ -25,11 +26,10 @@ def _instance(data, sizes):
     A = int(offsets[-1])
     time = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
     cost = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
-    owner = np.repeat(np.arange(len(sizes)), sizes)
     density = data.draw(st.sampled_from([0.15, 0.35, 0.6]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     conflict = rng.random((A, A)) < density
-    conflict = (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+    conflict = cross_job(conflict, sizes)
     return offsets, time, cost, conflict
 
 
@@ -130,9 +130,8 @@ def test_tie_rule_on_seeded_calls():
         sizes = rng.integers(1, 5, rng.integers(2, 6))
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         A = int(offsets[-1])
-        owner = np.repeat(np.arange(len(sizes)), sizes)
         conflict = rng.random((A, A)) < rng.choice([0.15, 0.3, 0.6])
-        conflict = (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+        conflict = cross_job(conflict, sizes)
         time, cost = rng.integers(1, 13, A).astype(float), rng.integers(1, 13, A).astype(float)
         v, g, maximize = strategy_arrays(str(rng.choice(sorted(STRATEGIES))), time, cost)
         combo = choose(offsets, v, g, maximize, conflict=conflict)
