@@ -9,9 +9,16 @@ per-task cost of everything around the work:
   killable child process the replications run in);
 - ``store write``: :meth:`pipeline.store.Writer.write_batch` + ``add_failures`` of one
   batch in the client;
-- ``end to end, per task``: ``pipeline.run`` with ``--batch-size 1`` of N/4 and of N tasks:
-  the slope (wall(N) - wall(N/4)) / (3N/4), free of the fixed cost of a sweep;
-- ``fixed per sweep``: wall(N/4) - N/4 x slope (spec, store creation, pilot, clean-up);
+- ``end to end, per task``: ``pipeline.run`` with ``--batch-size 1`` of N/5 and of N tasks
+  (``--sweep-tasks N``, default 4000), ``--repeat`` times alternating: the median slope
+  (wall(N) - wall(N/5)) / (4N/5), free of the fixed cost of a sweep. The fixed cost of a
+  Slurm sweep (jobs queued, workers started and connected) moves by 1-2 s from run to run, so
+  a slope over a few hundred tasks is mostly that noise (26 Nov: 200 against 800 tasks read
+  4.3-8.5 ms per task on Slurm where 800 against 4000 read 2.8-3.0);
+- ``first to last result``: in the sweep of N, the time from the first batch written to the
+  last over the batches in between (median over the repeats): the rate the sweep keeps
+  once it runs, without start-up and clean-up;
+- ``fixed per sweep``: wall(N/5) - N/5 x slope (spec, store creation, pilot, clean-up);
 - where the end-to-end milliseconds go, as slopes the same way: the client's CPU (its
   process: client, scheduler and store writes), the wall and CPU time inside the store
   writes, and the CPU of the worker processes (Dask nanny and worker) and of their
@@ -20,7 +27,7 @@ per-task cost of everything around the work:
   gather per group of finished tasks, alternating three times;
 - ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
 
-    python -m benchmarks.bench_tasks [--tasks 400] [--workers 2] [--fetch] [--wide]
+    python -m benchmarks.bench_tasks [--tasks 800] [--sweep-tasks 4000] [--repeat 3] [--workers 2] [--fetch] [--wide]
     python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
 """
 from __future__ import annotations
@@ -182,12 +189,15 @@ class _Costs:
         self._stop = threading.Event()
         write = store_mod.Writer.write_batches
 
+        self.written: list[tuple[float, int]] = []  # (time, batches) after each write group
+
         def timed(writer, batches):
             t, c = time.perf_counter(), time.process_time()
             write(writer, batches)
             self.write_wall += time.perf_counter() - t
             self.write_cpu += time.process_time() - c
             self.groups += 1
+            self.written.append((time.perf_counter(), len(batches)))
 
         store_mod.Writer.write_batches = timed
         self._sampled = threading.Event()
@@ -242,39 +252,58 @@ def end_to_end(tmp: Path, n: int, **where) -> tuple[float, int, dict[str, float]
     and what the sweep cost (:class:`_Costs`, differences)."""
     text, n = spec_text(n)
     tag = f"e{n}"
+    tmp.mkdir(parents=True, exist_ok=True)
     (tmp / f"{tag}.toml").write_text(text)
     before = COSTS.snapshot() if COSTS else {}
+    marks = len(COSTS.written) if COSTS else 0
     t = time.perf_counter()
     pipeline.run(tmp / f"{tag}.toml", tmp / f"{tag}.zarr", batch_size=1, progress=False, **where)
     wall = time.perf_counter() - t
     if not COSTS:
         return wall, n, {}
+    written = COSTS.written[marks:]
     time.sleep(0.3)  # one more sample of the workers (a Slurm cluster's are gone by now: their last one counts)
-    return wall, n, COSTS.spent(before, COSTS.snapshot())
+    spent = COSTS.spent(before, COSTS.snapshot())
+    # first batch written to last, over the batches written after the first group
+    spent["first to last"] = (written[-1][0] - written[0][0]) / max(1, n - written[0][1])
+    return wall, n, spent
 
 
-def slope(tmp: Path, n: int, **where) -> tuple[float, float, dict[str, float]]:
-    """(seconds per task, fixed seconds per sweep, each cost per task) from sweeps of n/4 and n tasks."""
-    small, n1, c1 = end_to_end(tmp, n // 4, **where)
-    large, n2, c2 = end_to_end(tmp, n, **where)
-    per_task = (large - small) / (n2 - n1)
+def slope(tmp: Path, n: int, repeat: int = 1, **where) -> tuple[float, float, dict[str, float], list[float]]:
+    """(seconds per task, fixed seconds per sweep, each cost per task, every repeat's slope) from
+    sweeps of n/5 and n tasks, ``repeat`` times alternating; medians over the repeats."""
     global TASKS_PER_GROUP
-    TASKS_PER_GROUP = n2 / c2["write groups"] if c2.get("write groups") else float("nan")
-    return per_task, small - n1 * per_task, {k: (c2[k] - c1[k]) / (n2 - n1) for k in c1}
+    slopes, fixed, costs, groups = [], [], [], []
+    for k in range(repeat):
+        small, n1, c1 = end_to_end(tmp / f"r{k}", n // 5, **where)
+        large, n2, c2 = end_to_end(tmp / f"r{k}", n, **where)
+        slopes.append((large - small) / (n2 - n1))
+        fixed.append(small - n1 * slopes[-1])
+        per = {key: (c2[key] - c1[key]) / (n2 - n1) for key in c1 if key != "first to last"}
+        per["first to last"] = c2["first to last"]
+        costs.append(per)
+        groups.append(n2 / c2["write groups"] if c2.get("write groups") else float("nan"))
+    TASKS_PER_GROUP = float(np.median(groups))
+    return (float(np.median(slopes)), float(np.median(fixed)),
+            {key: float(np.median([c[key] for c in costs])) for key in costs[0]}, slopes)
 
 
-TASKS_PER_GROUP = float("nan")  # in the larger sweep of the last slope
+
+TASKS_PER_GROUP = float("nan")  # in the larger sweeps of the last slope (median)
 
 
 def cost_rows(costs: dict[str, float]) -> list[tuple[str, float]]:
-    return [(f"  of which {k}, per task", v) for k, v in costs.items() if k != "write groups"]
+    rows = [(f"  of which {k}, per task", v) for k, v in costs.items() if k not in ("write groups", "first to last")]
+    return [("  first to last result, per task", costs["first to last"]), *rows]
 
 
 def main() -> None:
     from distributed import Client, LocalCluster
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=400)
+    parser.add_argument("--tasks", type=int, default=800, help="tasks of the round-trip, child and store measurements")
+    parser.add_argument("--sweep-tasks", type=int, default=4000, help="tasks of the larger end-to-end sweep (the smaller has a fifth)")
+    parser.add_argument("--repeat", type=int, default=3, help="end-to-end sweep pairs, alternating; medians reported")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pending", type=int, default=20000, help="tasks of the scheduler-load measurement")
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
@@ -331,18 +360,21 @@ def main() -> None:
         (tmp / "e").mkdir()
         global COSTS
         COSTS = _Costs()
-        per_task, fixed, costs = slope(tmp / "e", args.tasks, **where)
+        n, rep = args.sweep_tasks, args.repeat
+        per_task, fixed, costs, each = slope(tmp / "e", n, rep, **where)
         rows += [(f"end to end, per task ({label})", per_task), *cost_rows(costs),
                  (f"fixed per sweep ({label})", fixed)]
-        extra.append(f"{label}: {TASKS_PER_GROUP:.1f} tasks per write group in the sweep of {args.tasks}")
+        extra.append(f"{label}: slopes {', '.join(f'{x * 1e3:.2f}' for x in each)} ms per task; "
+                     f"{TASKS_PER_GROUP:.1f} tasks per write group in the sweeps of {n}")
         if not args.slurm:
             cluster.close()
-            (tmp / "p").mkdir()
-            per_task, fixed, costs = slope(tmp / "p", args.tasks, workers=args.workers)
+            per_task, fixed, costs, each = slope(tmp / "p", n, rep, workers=args.workers)
             rows += [(f"end to end, per task (--cluster local: {args.workers} processes, no Dask)", per_task),
                      *[r for r in cost_rows(costs) if "worker" not in r[0]], ("fixed per sweep (--cluster local)", fixed)]
-            extra.append(f"--cluster local: {TASKS_PER_GROUP:.1f} tasks per write group in the sweep of {args.tasks}")
-    print(f"| part ({args.tasks} tiny tasks) | ms |")
+            extra.append(f"--cluster local: slopes {', '.join(f'{x * 1e3:.2f}' for x in each)} ms per task; "
+                         f"{TASKS_PER_GROUP:.1f} tasks per write group in the sweeps of {n}")
+    print(f"| part ({args.tasks} tiny tasks; end to end: sweeps of {args.sweep_tasks // 5} and "
+          f"{args.sweep_tasks}, median of {args.repeat}) | ms |")
     print("|---|---|")
     for name, sec in rows:
         print(f"| {name} | {sec * 1e3:.2f} |")
