@@ -1,0 +1,91 @@
+"""The colouring bound tried for the conflict-free searches (``benchmarks/cyclic_clique.py``,
+issue 17 speed target; a measured experiment, not used by the workload): exact, so its
+measured tries and decisions (``benchmarks/bench_cyclic_clique.py``) compare like with like.
+
+Checked against brute force on small random calls: without a bound ``_coloured`` is
+``dp._feasible`` try for try at any cap (so the harness counts the current search's tries);
+with each of the three bounds it finds a combination within the limit iff one exists, and with
+the plain order the same first combination as ``dp._feasible`` in no more tries (a valid bound
+removes only subtrees without one); weighted, still complete. A seeded set checks that the bounds
+do prune (fewer tries somewhere), so the properties above are not vacuous."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.cyclic_clique import _coloured
+from naive_cycdef import cross_job
+from schedsweep.workloads.cyclic.dp import _feasible, levels
+
+BIG = 10**9
+ANY_DEPTH = 1 << 30
+
+
+def _instance(data, sizes):
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    A = int(offsets[-1])
+    key = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
+    gq = levels(np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A))), 1.0)
+    density = data.draw(st.sampled_from([0.15, 0.35, 0.6]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    conflict = cross_job(rng.random((A, A)) < density, sizes)
+    G = np.int64(data.draw(st.integers(int(gq.sum()) // 3, int(gq.sum()))))
+    return offsets, key, gq, G, conflict
+
+
+def _exists(offsets, gq, G, conflict):
+    jobs = [range(offsets[i], offsets[i + 1]) for i in range(len(offsets) - 1)]
+    return any(sum(gq[a] for a in c) <= G and not any(conflict[a, b] for a, b in itertools.combinations(c, 2))
+               for c in itertools.product(*jobs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.booleans())
+def test_without_a_bound_it_is_the_current_search(sizes, data, weighted):
+    offsets, key, gq, G, conflict = _instance(data, sizes)
+    cap = data.draw(st.sampled_from([1, 3, 10, 100, BIG]))
+    want = _feasible(offsets, key, gq, G, conflict, cap, weighted)
+    choice, found, complete, tries = _coloured(offsets, key, gq, G, conflict, cap, weighted, 0, ANY_DEPTH)
+    assert (list(choice), found, complete) == (list(want[0]), want[1], want[2])
+    assert tries <= cap
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.sampled_from([1, 2, 3]), st.booleans())
+def test_each_bound_is_exact(sizes, data, bound, weighted):
+    offsets, key, gq, G, conflict = _instance(data, sizes)
+    depth = data.draw(st.sampled_from([1, 3, ANY_DEPTH]))
+    choice, found, complete, tries = _coloured(offsets, key, gq, G, conflict, BIG, weighted, bound, depth)
+    assert complete
+    assert found == _exists(offsets, gq, G, conflict)
+    if found:
+        rows = [offsets[i] + c for i, c in enumerate(choice)]
+        assert (choice >= 0).all() and sum(gq[a] for a in rows) <= G
+        assert not any(conflict[a, b] for a, b in itertools.combinations(rows, 2))
+    if not weighted:     # the plain order: the same first combination, a subset of the tries
+        plain, _, _, plain_tries = _coloured(offsets, key, gq, G, conflict, BIG, False, 0, ANY_DEPTH)
+        assert list(choice) == list(plain) and tries <= plain_tries
+
+
+def test_the_bounds_prune_on_seeded_calls():
+    """Larger seeded calls (8-10 jobs): every bound decides as the search without it, returns its
+    first combination, and needs fewer tries on some calls."""
+    rng = np.random.default_rng(20261126)
+    fewer = {1: 0, 2: 0, 3: 0}
+    for _ in range(60):
+        sizes = rng.integers(2, 6, rng.integers(8, 11))
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        A = int(offsets[-1])
+        conflict = cross_job(rng.random((A, A)) < rng.choice([0.2, 0.3, 0.4]), sizes)
+        key = rng.integers(1, 13, A).astype(float)
+        gq = rng.integers(1, 13, A).astype(np.int64)
+        G = np.int64(gq.sum())
+        plain = _coloured(offsets, key, gq, G, conflict, BIG, False, 0, ANY_DEPTH)
+        for bound in fewer:
+            got = _coloured(offsets, key, gq, G, conflict, BIG, False, bound, ANY_DEPTH)
+            assert got[2] and got[1] == plain[1] and list(got[0]) == list(plain[0]) and got[3] <= plain[3]
+            fewer[bound] += got[3] < plain[3]
+    assert all(n > 0 for n in fewer.values()), fewer
