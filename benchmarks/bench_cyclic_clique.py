@@ -13,10 +13,11 @@ step as ``dp._choose_conflicts`` runs them:
 
 Per search and call: tries (choices tried), CPU seconds, and the decision (found / none =
 proved there is none / capped), for the current ``dp._feasible`` and for ``cyclic_clique._coloured``
-(the same search with the colouring bound), each at the same caps; then totals and the calls
-where the decisions or the combinations differ.
+(the same search with a colouring bound and/or the nogood cache), each at the same caps; then
+totals, and on the calls both decide: whether the decisions and the combinations are the same.
 
-    python benchmarks/bench_cyclic_clique.py --method css --cycles 100 --save /tmp/css100.pkl
+    python benchmarks/bench_cyclic_clique.py --method css --cycles 100 --save /tmp/css100.pkl --bound 1
+    python benchmarks/bench_cyclic_clique.py --calls /tmp/css100.pkl --bound 0 --memo-bits 14 --memo-depth 12
 """
 from __future__ import annotations
 
@@ -51,18 +52,19 @@ def searches(call):
 
 
 DEPTH = [1 << 30]
+MEMO = [0, 1 << 30]          # memo_bits, memo_depth of cyclic_clique._coloured
 
 
 def _timed(a, limit, weighted, colour):
-    """``(choice, found, complete, tries, CPU s)``. ``colour`` 0: ``dp._feasible`` itself timed,
+    """``(choice, found, complete, tries, CPU s)``. ``colour`` -1: ``dp._feasible`` itself timed,
     its tries counted by ``cyclic_clique._coloured`` without a bound (the same tries; checked here)."""
     t0 = time.process_time()
-    if colour:
-        choice, found, complete, tries = _coloured(*a, limit, weighted, colour, DEPTH[0])
+    if colour >= 0:
+        choice, found, complete, tries = _coloured(*a, limit, weighted, colour, DEPTH[0], *MEMO)
         return choice, found, complete, tries, time.process_time() - t0
     choice, found, complete = dp._feasible(*a, limit, weighted)
     t = time.process_time() - t0
-    same, f2, c2, tries = _coloured(*a, limit, weighted, 0)
+    same, f2, c2, tries = _coloured(*a, limit, weighted, 0, 1 << 30, 0, 1 << 30)
     assert f2 == found and c2 == complete and np.array_equal(same, choice)
     return choice, found, complete, tries, t
 
@@ -94,11 +96,15 @@ def main() -> None:
     ap.add_argument("--calls", help="pickle of recorded calls (instead of recording)")
     ap.add_argument("--save", help="write the recorded calls to this pickle")
     ap.add_argument("--per-call", action="store_true")
-    ap.add_argument("--bound", type=int, default=1, choices=(1, 2, 3),
-                    help="cyclic_clique._coloured's bound: 1 colour count, 2 + matching, 3 first-fit by degree + matching")
+    ap.add_argument("--bound", type=int, default=1, choices=(0, 1, 2, 3),
+                    help="cyclic_clique._coloured's bound: 0 none, 1 colour count, 2 + matching, "
+                         "3 first-fit by degree + matching")
+    ap.add_argument("--memo-bits", type=int, default=0, help="nogood cache of 2^bits subproblems (0: none)")
+    ap.add_argument("--memo-depth", type=int, default=1 << 30, help="the cache only at this depth or above")
     ap.add_argument("--depth", type=int, default=1 << 30, help="bound only above this depth (jobs chosen)")
     args = ap.parse_args()
     DEPTH[0] = args.depth
+    MEMO[:] = [args.memo_bits, args.memo_depth]
     if args.calls:
         calls = pickle.loads(Path(args.calls).read_bytes())
     else:
@@ -108,13 +114,13 @@ def main() -> None:
         if args.save:
             Path(args.save).write_bytes(pickle.dumps(calls))
     a0, l0 = searches(calls[0])
-    for colour in (0, args.bound):           # warm-up (compile / cache)
+    for colour in (-1, args.bound):           # warm-up (compile / cache)
         any_search(a0, colour), limit_search(l0, colour)
     rows = []
     for k, call in enumerate(calls):
         a, lim = searches(call)
         row = {}
-        for colour, name in ((0, "cur"), (args.bound, "col")):
+        for colour, name in ((-1, "cur"), (args.bound, "col")):
             ca = any_search(a, colour)
             row[name, "any"] = ca
             if ca[1]:
@@ -127,7 +133,8 @@ def main() -> None:
                     r = row.get((name, s))
                     parts.append(f"{s}/{name} {decision(r[1], r[2]):>6} {r[3]:>8d} {1e3 * r[4]:8.1f}ms" if r else f"{s}/{name}        -")
             print(f"{k:3d} " + " | ".join(parts), flush=True)
-    print(f"{args.method}: {len(calls)} calls; cur = dp._feasible's search, col = with bound {args.bound} above depth {args.depth}")
+    print(f"{args.method}: {len(calls)} calls; cur = dp._feasible's search, col = with bound {args.bound} above depth {args.depth}, "
+          f"nogood cache 2^{args.memo_bits} to depth {args.memo_depth}")
     for s in ("any", "limit"):
         for name in ("cur", "col"):
             rs = [r[name, s] for r in rows if (name, s) in r]

@@ -20,6 +20,12 @@ bound; 3: the matching over a first-fit colouring in order of falling conflict d
 bound only removes subtrees without a combination, so with ``weighted`` False the search makes a
 subset of ``_feasible``'s tries in the same order and, where both complete, returns the same
 combination (``tests/test_cyclic_clique.py``). ``depth``: the bound only at fewer jobs chosen.
+
+The nogood cache (``memo_bits`` > 0, the quick look at nogood recording): a subproblem is the set
+of the open jobs' candidates (the open jobs are the jobs with one), and it is recorded, with the
+level left, when the search proves it has no combination; met again with no more level left, it
+is cut at once. Direct-mapped (2^``memo_bits`` slots, a new proof replaces a different key),
+keys compared in full, so it is exact; ``memo_depth``: only at that many jobs chosen or fewer.
 """
 from __future__ import annotations
 
@@ -175,7 +181,25 @@ def _hall_first_fit(U, same, order, jobs, m, jm, wlo, whi, cls):
 
 
 @numba.njit(cache=True)
-def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, depth=1 << 30):
+def _state(open_, jm, blk_d, wlo, whi, S):
+    """The subproblem left at a depth: the candidates of the open jobs (into ``S``), and its hash
+    (the open jobs are the jobs with a candidate, forward checking keeps one for each)."""
+    W = S.shape[0]
+    for w in range(W):
+        S[w] = np.uint64(0)
+    for k in range(open_.shape[0]):
+        if open_[k]:
+            for w in range(wlo[k], whi[k] + 1):
+                S[w] |= jm[k, w] & ~blk_d[w]
+    h = np.uint64(0)
+    for w in range(W):
+        h = (h ^ S[w]) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@numba.njit(cache=True)
+def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, depth=1 << 30, memo_bits=0, memo_depth=1 << 30):
     """``dp._feasible`` with the colouring bound: ``(choice, found, complete, tries)``.
 
     ``colour`` False: exactly ``dp._feasible`` (the same tries), with the tries counted."""
@@ -224,6 +248,13 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
                 deg[a] += 1
     order = np.argsort(-deg, kind="mergesort")
     jobs = np.empty(J, np.int64)
+    # nogood cache (memo_bits > 0): subproblems proved to have no combination, each with the most
+    # level left at which it was proved (it has none with less either); direct-mapped by hash
+    T = 1 << memo_bits if memo_bits > 0 else 1
+    mkeys = np.zeros((T, W), np.uint64)
+    mleft = np.full(T, -1, np.int64)
+    S = np.empty(W, np.uint64)
+    hits = 0
     blk = np.zeros((J + 1, W), np.uint64)
     new = np.empty(W, np.uint64)
     weight = np.ones(J, np.float64)
@@ -247,6 +278,19 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
             for e in range(J):
                 choice[job_at[e]] = picked[e] - offsets[job_at[e]]
             return choice, True, True, tried
+        if entering and memo_bits > 0 and 0 < d <= memo_depth:
+            h = np.int64(_state(open_, jm, blk[d], wlo, whi, S) >> np.uint64(64 - memo_bits))
+            if mleft[h] >= G - gsum:
+                same_state = True
+                for w in range(W):
+                    if mkeys[h, w] != S[w]:
+                        same_state = False
+                        break
+                if same_state:        # a subproblem already proved empty: back up at once
+                    hits += 1
+                    d -= 1
+                    entering = False
+                    continue
         if entering:
             j = -1
             best = 0.0
@@ -334,6 +378,19 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
             continue
         open_[j] = True
         rest += mn[j]
+        if memo_bits > 0 and 0 < d <= memo_depth:
+            h = np.int64(_state(open_, jm, blk[d], wlo, whi, S) >> np.uint64(64 - memo_bits))
+            same_state = True
+            for w in range(W):
+                if mkeys[h, w] != S[w]:
+                    same_state = False
+                    break
+            if same_state:
+                mleft[h] = max(mleft[h], G - gsum)
+            else:
+                for w in range(W):
+                    mkeys[h, w] = S[w]
+                mleft[h] = G - gsum
         d -= 1
         if d < 0:
             return choice, False, True, tried
