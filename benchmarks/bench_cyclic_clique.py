@@ -53,14 +53,16 @@ def searches(call):
 
 DEPTH = [1 << 30]
 MEMO = [0, 1 << 30]          # memo_bits, memo_depth of cyclic_clique._coloured
+MEMO_IN = ["limit"]          # the searches the cache is used in
 
 
-def _timed(a, limit, weighted, colour):
+def _timed(a, limit, weighted, colour, search):
     """``(choice, found, complete, tries, CPU s)``. ``colour`` -1: ``dp._feasible`` itself timed,
     its tries counted by ``cyclic_clique._coloured`` without a bound (the same tries; checked here)."""
     t0 = time.process_time()
     if colour >= 0:
-        choice, found, complete, tries = _coloured(*a, limit, weighted, colour, DEPTH[0], *MEMO)
+        memo = MEMO if search in MEMO_IN else [0, 1 << 30]
+        choice, found, complete, tries = _coloured(*a, limit, weighted, colour, DEPTH[0], *memo)
         return choice, found, complete, tries, time.process_time() - t0
     choice, found, complete = dp._feasible(*a, limit, weighted)
     t = time.process_time() - t0
@@ -71,9 +73,9 @@ def _timed(a, limit, weighted, colour):
 
 def any_search(a, colour):
     """Plain up to ANY_PLAIN_LIMIT, then weighted up to ANY_LIMIT (as dp._choose_conflicts)."""
-    choice, found, complete, tries, t = _timed(a, dp.ANY_PLAIN_LIMIT, False, colour)
+    choice, found, complete, tries, t = _timed(a, dp.ANY_PLAIN_LIMIT, False, colour, "any")
     if not complete:
-        choice, found, complete, t2, s2 = _timed(a, dp.ANY_LIMIT, True, colour)
+        choice, found, complete, t2, s2 = _timed(a, dp.ANY_LIMIT, True, colour, "any")
         tries += t2
         t += s2
     return choice, found, complete, tries, t
@@ -81,7 +83,7 @@ def any_search(a, colour):
 
 def limit_search(a, colour):
     """Plain up to FEASIBLE_LIMIT (as dp._choose_conflicts, where ``any`` found one)."""
-    return _timed(a, dp.FEASIBLE_LIMIT, False, colour)
+    return _timed(a, dp.FEASIBLE_LIMIT, False, colour, "limit")
 
 
 def decision(found, complete):
@@ -100,11 +102,14 @@ def main() -> None:
                     help="cyclic_clique._coloured's bound: 0 none, 1 colour count, 2 + matching, "
                          "3 first-fit by degree + matching")
     ap.add_argument("--memo-bits", type=int, default=0, help="nogood cache of 2^bits subproblems (0: none)")
+    ap.add_argument("--memo-in", nargs="+", default=["limit"], choices=("any", "limit"),
+                    help="the searches the nogood cache is used in")
     ap.add_argument("--memo-depth", type=int, default=1 << 30, help="the cache only at this depth or above")
     ap.add_argument("--depth", type=int, default=1 << 30, help="bound only above this depth (jobs chosen)")
     args = ap.parse_args()
     DEPTH[0] = args.depth
     MEMO[:] = [args.memo_bits, args.memo_depth]
+    MEMO_IN[:] = args.memo_in
     if args.calls:
         calls = pickle.loads(Path(args.calls).read_bytes())
     else:
@@ -134,7 +139,7 @@ def main() -> None:
                     parts.append(f"{s}/{name} {decision(r[1], r[2]):>6} {r[3]:>8d} {1e3 * r[4]:8.1f}ms" if r else f"{s}/{name}        -")
             print(f"{k:3d} " + " | ".join(parts), flush=True)
     print(f"{args.method}: {len(calls)} calls; cur = dp._feasible's search, col = with bound {args.bound} above depth {args.depth}, "
-          f"nogood cache 2^{args.memo_bits} to depth {args.memo_depth}")
+          f"nogood cache 2^{args.memo_bits} to depth {args.memo_depth} in {' and '.join(args.memo_in)}")
     for s in ("any", "limit"):
         for name in ("cur", "col"):
             rs = [r[name, s] for r in rows if (name, s) in r]

@@ -181,18 +181,13 @@ def _hall_first_fit(U, same, order, jobs, m, jm, wlo, whi, cls):
 
 
 @numba.njit(cache=True)
-def _state(open_, jm, blk_d, wlo, whi, S):
-    """The subproblem left at a depth: the candidates of the open jobs (into ``S``), and its hash
-    (the open jobs are the jobs with a candidate, forward checking keeps one for each)."""
-    W = S.shape[0]
-    for w in range(W):
-        S[w] = np.uint64(0)
-    for k in range(open_.shape[0]):
-        if open_[k]:
-            for w in range(wlo[k], whi[k] + 1):
-                S[w] |= jm[k, w] & ~blk_d[w]
+def _state(open_bits, blk_d, S):
+    """The subproblem left at a depth: the candidates of the open jobs (into ``S``; the open jobs
+    are the jobs with a candidate, forward checking keeps one for each), and its hash.
+    ``open_bits``: every alternative of the open jobs."""
     h = np.uint64(0)
-    for w in range(W):
+    for w in range(S.shape[0]):
+        S[w] = open_bits[w] & ~blk_d[w]
         h = (h ^ S[w]) * np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
     return h
@@ -264,6 +259,10 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
         for p in range(offsets[i + 1] - offsets[i]):
             by_key[offsets[i] + p] = offsets[i] + srt[p]
     open_ = np.ones(J, np.bool_)
+    open_bits = np.zeros(W, np.uint64)
+    for i in range(J):
+        for w in range(W):
+            open_bits[w] |= jm[i, w]
     job_at = np.full(J, -1, np.int64)
     cand = np.empty((J, width), np.int64)
     ncand = np.zeros(J, np.int64)
@@ -279,7 +278,7 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
                 choice[job_at[e]] = picked[e] - offsets[job_at[e]]
             return choice, True, True, tried
         if entering and memo_bits > 0 and 0 < d <= memo_depth:
-            h = np.int64(_state(open_, jm, blk[d], wlo, whi, S) >> np.uint64(64 - memo_bits))
+            h = np.int64(_state(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
             if mleft[h] >= G - gsum:
                 same_state = True
                 for w in range(W):
@@ -314,6 +313,8 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
             ncand[d] = c
             pos[d] = 0
             open_[j] = False
+            for w in range(wlo[j], whi[j] + 1):
+                open_bits[w] &= ~jm[j, w]
             rest -= mn[j]
             entering = False
         else:
@@ -377,9 +378,11 @@ def _coloured(offsets, key, gq, G, conflict, limit, weighted=False, colour=1, de
             entering = True
             continue
         open_[j] = True
+        for w in range(wlo[j], whi[j] + 1):
+            open_bits[w] |= jm[j, w]
         rest += mn[j]
         if memo_bits > 0 and 0 < d <= memo_depth:
-            h = np.int64(_state(open_, jm, blk[d], wlo, whi, S) >> np.uint64(64 - memo_bits))
+            h = np.int64(_state(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
             same_state = True
             for w in range(W):
                 if mkeys[h, w] != S[w]:

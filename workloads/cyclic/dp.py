@@ -274,7 +274,27 @@ def _popcount(x):
 
 
 @numba.njit(cache=True)
-def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
+def _subproblem(open_bits, blk_d, S):
+    """The open jobs' candidates at a depth (into ``S``) and their hash (uint64)."""
+    h = np.uint64(0)
+    for w in range(S.shape[0]):
+        S[w] = open_bits[w] & ~blk_d[w]
+        h = (h ^ S[w]) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@numba.njit(cache=True)
+def _same_words(a, b):
+    """Equal uint64 words."""
+    for w in range(a.shape[0]):
+        if a[w] != b[w]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0, memo_depth=0):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
 
     Depth-first with forward checking: the next job is the one with the fewest alternatives
@@ -294,6 +314,15 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
     per depth the conflicts of the choices above it; a choice is undone by going back a depth.
     Same tries in the same order as the counting version it replaced (26 Nov; identical results
     on 160 recorded calls, capped ones included, 1.5x faster).
+
+    Nogood cache (``memo_bits`` > 0; 26 Nov, issue 17): the subproblem left at a depth is the set
+    of the open jobs' candidates (forward checking keeps one for each open job, so the set names
+    the open jobs too); when the search proves one has no combination, it is recorded with the
+    level left, and met again with no more level left it is cut at once. Direct-mapped by hash
+    (2^``memo_bits`` slots, a new proof replaces another key), keys compared in full, so exact;
+    only at depths 1 ... ``memo_depth``. Cutting only subtrees without a combination, it makes a
+    subset of the same tries in the same order (unweighted: the same combination, where both
+    complete; ``tests/test_cyclic_nogood.py``).
     """
     J = offsets.shape[0] - 1
     A = offsets[J]
@@ -337,6 +366,14 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
         for p in range(offsets[i + 1] - offsets[i]):
             by_key[offsets[i] + p] = offsets[i] + srt[p]
     open_ = np.ones(J, np.bool_)
+    open_bits = np.zeros(W, np.uint64)        # every alternative of the open jobs
+    for i in range(J):
+        for w in range(W):
+            open_bits[w] |= jm[i, w]
+    T = 1 << memo_bits if memo_bits > 0 else 1
+    mkeys = np.zeros((T, W), np.uint64)       # nogood cache: subproblems proved empty ...
+    mleft = np.full(T, -1, np.int64)          # ... and the most level left they were proved at
+    S = np.empty(W, np.uint64)
     job_at = np.full(J, -1, np.int64)
     cand = np.empty((J, width), np.int64)
     ncand = np.zeros(J, np.int64)
@@ -351,6 +388,12 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
             for e in range(J):
                 choice[job_at[e]] = picked[e] - offsets[job_at[e]]
             return choice, True, True
+        if entering and memo_bits > 0 and 0 < d <= memo_depth:
+            h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
+            if mleft[h] >= G - gsum and _same_words(mkeys[h], S):
+                d -= 1                # proved empty before with as much level left: back up
+                entering = False
+                continue
         if entering:
             j = -1
             best = 0.0
@@ -374,6 +417,8 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
             ncand[d] = c
             pos[d] = 0
             open_[j] = False
+            for w in range(wlo[j], whi[j] + 1):
+                open_bits[w] &= ~jm[j, w]
             rest -= mn[j]
             entering = False
         else:
@@ -419,7 +464,16 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False):
             entering = True
             continue
         open_[j] = True          # no alternative of this job fits: back up one depth
+        for w in range(wlo[j], whi[j] + 1):
+            open_bits[w] |= jm[j, w]
         rest += mn[j]
+        if memo_bits > 0 and 0 < d <= memo_depth:    # the subproblem at this depth has none
+            h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
+            if _same_words(mkeys[h], S):
+                mleft[h] = max(mleft[h], G - gsum)
+            else:
+                mkeys[h, :] = S
+                mleft[h] = G - gsum
         d -= 1
         if d < 0:
             return choice, False, True
@@ -481,6 +535,11 @@ SEARCH_LIMIT = 200_000
 FEASIBLE_LIMIT = 1_000_000
 #: most choices the search for any conflict-free combination of every job tries (our rule)
 ANY_LIMIT = 1_000_000
+#: the feasibility search within the limit keeps a nogood cache of 2^NOGOOD_BITS subproblems, at depths
+#: 1 ... NOGOOD_DEPTH (:func:`_feasible`; our rule; 0 bits: none). Not in the search of every job: with
+#: the failure weights it cut fewer tries there than it cost (benchmarks/calibration.md)
+NOGOOD_BITS = 14
+NOGOOD_DEPTH = 12
 #: that search first runs this many tries unweighted (the order before 26 Nov), then starts again
 #: weighted (:func:`_feasible`, dom/wdeg) up to ``ANY_LIMIT`` (our rule)
 ANY_PLAIN_LIMIT = 10_000
@@ -496,13 +555,13 @@ def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -
     degree = conflict.sum(axis=1).astype(np.float64)
     loose = degree * (float(np.abs(g).max()) + 1.0) + g if len(g) else g
     anyway, exists, complete = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_PLAIN_LIMIT,
-                                         False)
+                                         False, 0, 0)
     if not complete:    # a hard call: again with failure weights (dom/wdeg), which proves or finds sooner
-        anyway, exists, _ = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_LIMIT, True)
+        anyway, exists, _ = _feasible(offsets, loose, gq, np.int64(gq.sum()), conflict, ANY_LIMIT, True, 0, 0)
     found = False
     if exists:
         key = -v if maximize else v
-        start, found, _ = _feasible(offsets, key, gq, G, conflict, FEASIBLE_LIMIT, False)
+        start, found, _ = _feasible(offsets, key, gq, G, conflict, FEASIBLE_LIMIT, False, NOGOOD_BITS, NOGOOD_DEPTH)
         choice, found, _, _ = _bnb(offsets, v, gq, G, maximize, conflict, J, SEARCH_LIMIT,
                                    start if found else None)
         if not found:       # over the limit: the conflict-free combination of every job found above
