@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schedsweep.workloads._contract import defaults  # noqa: E402
-from schedsweep.workloads.cyclic import PARAMS, run_batch  # noqa: E402
+from schedsweep.workloads.cyclic import DISJOINT_MODEL, PARAMS, run_batch  # noqa: E402
 from schedsweep.workloads.cyclic.cycle import METHODS  # noqa: E402
 
 
@@ -80,6 +80,8 @@ def main() -> None:
     ap.add_argument("--specs", nargs="+", help="estimate whole sweeps of these spec files instead")
     ap.add_argument("--combination", nargs="+", default=["search"], choices=("search", "sequential"),
                     help="combination step(s) with shared alternatives, measured back to back")
+    ap.add_argument("--disjoint", action="store_true",
+                    help="the spec's model: disjoint alternatives (workloads.cyclic.DISJOINT_MODEL)")
     args = ap.parse_args()
     if args.specs:
         for path in args.specs:
@@ -92,6 +94,8 @@ def main() -> None:
         for method in args.methods:
             for combination in args.combination:
                 params = defaults(PARAMS)
+                if args.disjoint:
+                    params.update(DISJOINT_MODEL)
                 params.update(nodes=nodes, jobs=args.jobs, method=method, n_css=min(args.n_css, args.jobs),
                               combination=combination)
                 rate, sched, wall = measure(params, args.cycles, args.repeat)
