@@ -15,9 +15,12 @@ Per search and call: tries (choices tried), CPU seconds, and the decision (found
 proved there is none / capped), for the current ``dp._feasible`` and for ``cyclic_clique._coloured``
 (the same search with a colouring bound and/or the nogood cache), each at the same caps; then
 totals, and on the calls both decide: whether the decisions and the combinations are the same.
+``--choose``: the whole combination step (``dp.choose``) with the nogood cache that came out of
+this (``dp.NOGOOD_BITS``) off and on, alternating call by call.
 
     python benchmarks/bench_cyclic_clique.py --method css --cycles 100 --save /tmp/css100.pkl --bound 1
     python benchmarks/bench_cyclic_clique.py --calls /tmp/css100.pkl --bound 0 --memo-bits 14 --memo-depth 12
+    python benchmarks/bench_cyclic_clique.py --calls /tmp/css100.pkl --choose
 """
 from __future__ import annotations
 
@@ -86,6 +89,36 @@ def limit_search(a, colour):
     return _timed(a, dp.FEASIBLE_LIMIT, False, colour, "limit")
 
 
+def choose_both(calls) -> None:
+    """``dp.choose`` on every call with the nogood cache off (``NOGOOD_BITS`` 0, the code before)
+    and on, alternating call by call: CPU, flagged, postponed, and the calls whose choice moved."""
+    bits = dp.NOGOOD_BITS
+    out = {0: [], bits: []}
+    cpu = {0: 0.0, bits: 0.0}
+    dp.choose(*calls[0])
+    try:
+        for call in calls:
+            for b in (0, bits):
+                dp.NOGOOD_BITS = b
+                t0 = time.process_time()
+                out[b].append(dp.choose(*call))
+                cpu[b] += time.process_time() - t0
+    finally:
+        dp.NOGOOD_BITS = bits
+    for b, name in ((0, "without the cache"), (bits, f"cache 2^{bits}")):
+        res = out[b]
+        print(f"  choose, {name:>17}: {cpu[b]:6.2f} CPU-s, flagged {sum(r.flagged for r in res):3d}, postponed jobs "
+              f"{sum(int((r.choice < 0).sum()) for r in res):4d}, total v {sum(r.value for r in res):.1f}")
+    moved = [(a, c) for a, c in zip(out[0], out[bits]) if not np.array_equal(a.choice, c.choice) or a.flagged != c.flagged]
+    print(f"  choices moved in {len(moved)} calls: flagged before -> after "
+          f"{sum(a.flagged for a, _ in moved)} -> {sum(c.flagged for _, c in moved)}, postponed "
+          f"{sum(int((a.choice < 0).sum()) for a, _ in moved)} -> {sum(int((c.choice < 0).sum()) for _, c in moved)}, "
+          f"total v {sum(a.value for a, _ in moved):.1f} -> {sum(c.value for _, c in moved):.1f}")
+    for a, c in moved:
+        print(f"    flagged {a.flagged} -> {c.flagged}, postponed {int((a.choice < 0).sum())} -> {int((c.choice < 0).sum())}, "
+              f"v {a.value:.1f} -> {c.value:.1f}, limit {a.limit:.0f}")
+
+
 def decision(found, complete):
     return "found" if found else ("none" if complete else "capped")
 
@@ -98,6 +131,8 @@ def main() -> None:
     ap.add_argument("--calls", help="pickle of recorded calls (instead of recording)")
     ap.add_argument("--save", help="write the recorded calls to this pickle")
     ap.add_argument("--per-call", action="store_true")
+    ap.add_argument("--choose", action="store_true",
+                    help="instead: dp.choose with the nogood cache of the search within the limit off and on")
     ap.add_argument("--bound", type=int, default=1, choices=(0, 1, 2, 3),
                     help="cyclic_clique._coloured's bound: 0 none, 1 colour count, 2 + matching, "
                          "3 first-fit by degree + matching")
@@ -118,6 +153,10 @@ def main() -> None:
         calls, _ = record(params, args.cycles)
         if args.save:
             Path(args.save).write_bytes(pickle.dumps(calls))
+    if args.choose:
+        print(f"{args.method}: {len(calls)} calls")
+        choose_both(calls)
+        return
     a0, l0 = searches(calls[0])
     for colour in (-1, args.bound):           # warm-up (compile / cache)
         any_search(a0, colour), limit_search(l0, colour)

@@ -1,6 +1,7 @@
 """Conflict-free combination search with a greedy-colouring bound (a measured experiment, issue
 17, speed target; not used by the workload: ``benchmarks/calibration.md``, "Tried: a max-clique
-colouring bound for the conflict-free searches").
+colouring bound and a nogood cache"). The nogood cache below is the one ``dp._feasible`` now
+keeps in the search within the limit; here it also counts the tries for the harness.
 
 The search for one alternative per job, no two in conflict (``dp._feasible``), is the search
 for a J-clique in the J-partite compatibility graph (alternatives of different jobs that do
