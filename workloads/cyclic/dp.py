@@ -296,10 +296,10 @@ def _subproblem(open_bits, blk_d, S):
 
 
 @numba.njit(cache=True)
-def _same_words(a, b):
-    """Equal uint64 words."""
-    for w in range(a.shape[0]):
-        if a[w] != b[w]:
+def _same_row(keys, h, S):
+    """Row ``h`` of ``keys`` equals ``S``."""
+    for w in range(S.shape[0]):
+        if keys[h, w] != S[w]:
             return False
     return True
 
@@ -401,7 +401,7 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
             return choice, True, True
         if entering and memo_bits > 0 and 0 < d <= memo_depth:
             h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
-            if mleft[h] >= G - gsum and _same_words(mkeys[h], S):
+            if mleft[h] >= G - gsum and _same_row(mkeys, h, S):
                 d -= 1                # proved empty before with as much level left: back up
                 entering = False
                 continue
@@ -480,10 +480,11 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
         rest += mn[j]
         if memo_bits > 0 and 0 < d <= memo_depth:    # the subproblem at this depth has none
             h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
-            if _same_words(mkeys[h], S):
-                mleft[h] = max(mleft[h], G - gsum)
-            else:
-                mkeys[h, :] = S
+            if not _same_row(mkeys, h, S):
+                for w in range(W):
+                    mkeys[h, w] = S[w]
+                mleft[h] = G - gsum
+            elif G - gsum > mleft[h]:
                 mleft[h] = G - gsum
         d -= 1
         if d < 0:
