@@ -372,10 +372,13 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
     # each job's alternatives by ascending key, ties by index (stable): the alternatives left at a
     # depth are taken in this order, so no sort per depth
     by_key = np.empty(A, np.int64)
-    for i in range(J):
-        srt = np.argsort(key[offsets[i]:offsets[i + 1]], kind="mergesort")
-        for p in range(offsets[i + 1] - offsets[i]):
-            by_key[offsets[i] + p] = offsets[i] + srt[p]
+    for i in range(J):          # insertion sort, stable (a job has a few alternatives)
+        for p in range(offsets[i], offsets[i + 1]):
+            q = p
+            while q > offsets[i] and key[by_key[q - 1]] > key[p]:
+                by_key[q] = by_key[q - 1]
+                q -= 1
+            by_key[q] = p
     open_ = np.ones(J, np.bool_)
     open_bits = np.zeros(W, np.uint64)        # every alternative of the open jobs
     for i in range(J):
