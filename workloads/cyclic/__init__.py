@@ -72,21 +72,15 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs
+from .._lazy import handed_on
 from ..environment import ENVIRONMENT_PARAMS
 from .batch import CRITERION_NAMES
 from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS
 from .points import PLUGINS
 
-# The declarations above import no numba (``schedsweep workloads`` lists them quickly);
-# the kernels are imported by the functions that run a cycle.
-
-
-def __getattr__(name: str) -> Any:
-    if name == "run_cycle":        # handed on, as before
-        from .cycle import run_cycle
-
-        return run_cycle
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The declarations above import no numba (``schedsweep workloads`` lists them quickly); the
+# kernels are imported by the functions that run a cycle, and handed on when asked for.
+__getattr__ = handed_on(__name__, {"run_cycle": ".cycle", "cycle_metrics": ".metrics", "cycle_records": ".metrics"})
 
 __all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
