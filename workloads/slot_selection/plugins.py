@@ -32,7 +32,7 @@ from .._plugins import PluginError
 from .aep import Window, _keep, _result, _state
 from .candidates import cheapest_within, window_values
 from .exactsum import fsum, sum_le
-from .points import PLUGINS, CRITERION  # noqa: F401 - declared without numba, for the listing
+from .points import CRITERION, PLUGINS  # noqa: F401 - declared without numba, for the listing
 
 CRITERION_SIG = CRITERION.numba_signature
 
