@@ -9,7 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from numba import types
 
+from schedsweep import workloads
 from schedsweep.workloads._contract import kernel_array
 
 HEAVY = ("xarray", "zarr", "pandas", "dask", "distributed", "scipy.special", "matplotlib")
@@ -34,10 +36,55 @@ def test_help_loads_neither_numba_nor_the_data_stack():
     assert not [m for m in HEAVY if m in mods]
 
 
-@pytest.mark.parametrize("argv", [["workloads"], ["workloads", "cluster"]])
-def test_workloads_lists_without_the_data_stack(argv):
+WORKLOADS = workloads.names()
+#: What declaring a workload must not import: numba (so no kernel module, all of which import
+#: it: the regression of issue 20 item 7, 0.36 -> 0.55 s) and HiGHS (desktop_grid's LP).
+KERNELS = ("numba", "llvmlite", "highspy")
+
+
+@pytest.mark.parametrize("argv", [["workloads"]] + [["workloads", name] for name in WORKLOADS])
+def test_workloads_lists_without_numba_kernels_or_the_data_stack(argv):
     mods = loaded_after(argv)
     assert not [m for m in HEAVY if m in mods], [m for m in HEAVY if m in mods]
+    assert not [m for m in KERNELS if m in mods], [m for m in mods if m.split(".")[0] in KERNELS][:5]
+
+
+def test_every_workload_is_listed_and_all_declare_plug_in_points_lazily_or_not_at_all():
+    assert {"cluster", "cyclic", "desktop_grid", "ga", "mm1", "slot_selection"} <= set(WORKLOADS)
+    for name in WORKLOADS:
+        for point in getattr(workloads.get(name), "PLUGINS", ()):
+            assert callable(point.signature), (name, point.param)   # else declaring it imported numba
+
+
+def test_a_lazy_signature_is_built_once_and_returns_the_type_the_listing_shows():
+    from schedsweep.workloads._plugins import PluginPoint
+
+    for name in WORKLOADS:
+        for point in getattr(workloads.get(name), "PLUGINS", ()):
+            sig = point.numba_signature
+            assert point.numba_signature is sig
+            assert str(sig.return_type) == point.return_type, (name, point.param)
+            assert len(sig.args) == len(point.args), (name, point.param)
+    eager = PluginPoint("p", "f", types.int64(types.float64), (("x", "a number"),), "int")
+    assert eager.numba_signature is eager.signature and eager.call_form() == "f(x) -> int64"
+
+
+def test_kernel_names_a_package_hands_on_are_the_kernel_modules_own():
+    from schedsweep.workloads import cluster, cyclic, desktop_grid, ga, slot_selection
+    from schedsweep.workloads.cluster import simulator, topo_allocation
+    from schedsweep.workloads.cluster.choices import TOPO_METHODS
+    from schedsweep.workloads.cyclic import cycle, dp
+    from schedsweep.workloads.cyclic import run_cycle
+    from schedsweep.workloads.desktop_grid import timeline
+    from schedsweep.workloads.slot_selection import aep
+
+    assert run_cycle is cycle.run_cycle and cyclic.STRATEGIES is dp.STRATEGIES
+    assert cluster.simulate is simulator.simulate and cluster.simulator is simulator
+    assert desktop_grid.Timeline is timeline.Timeline and slot_selection.aep_search is aep.aep_search
+    assert ga.plan.__module__.endswith("ga.planning")
+    assert tuple(topo_allocation.METHODS) == TOPO_METHODS    # the listing's names are the methods'
+    with pytest.raises(AttributeError):
+        cluster.no_such_name
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -90,11 +137,11 @@ def test_a_cold_cache_is_filled_by_one_pilot_before_the_others_start(tmp_path, w
     assert "one worker compiles them first" in first.stderr
     second = subprocess.run(run + [str(tmp_path / "b.zarr")], capture_output=True, text=True, env=env, check=True)
     assert "compiles them first" not in second.stderr
-    # A fresh process finds every kernel mm1 needs in the cache: loads, does not compile.
-    code = ("import json, numpy as np\nfrom schedsweep.workloads import mm1\n"
+    # A fresh process finds every kernel mm1 needs (in _lindley.py) in the cache: loads, does not compile.
+    code = ("import json, numpy as np\nfrom schedsweep.workloads import _lindley, mm1\n"
             "mm1.run_batch({'arrival_rate': 0.5, 'service_rate': 1.0, 'customers': 300, 'warmup': 10},"
             " np.arange(2, dtype=np.uint64))\n"
-            "print(json.dumps({n: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for n, f in vars(mm1).items()"
+            "print(json.dumps({n: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for n, f in vars(_lindley).items()"
             " if hasattr(f, 'stats') and f.signatures}))")
     stats = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                       check=True).stdout)

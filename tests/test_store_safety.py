@@ -150,7 +150,7 @@ def test_changed_model_code_is_refused_unless_allowed(tmp_path, write_spec, monk
     mm1_source = Path(pipeline.__file__).parent.parent.joinpath("workloads", "mm1.py").read_text()
     (pkg / "__init__.py").write_text("")
     (pkg / "helpers.py").write_text("FACTOR = 1.0\n")
-    (pkg / "queue.py").write_text(mm1_source.replace("from ._contract", "from schedsweep.workloads._contract")
+    (pkg / "queue.py").write_text(mm1_source.replace("from ._", "from schedsweep.workloads._")
                                   + "\nfrom .helpers import FACTOR\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = write_spec(SPEC.replace('workload = "mm1"', 'workload = "mymodels.queue"').replace("replications = 12",

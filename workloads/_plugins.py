@@ -25,6 +25,9 @@ Adding a plug-in point to a workload (see ``workloads/cluster`` for a full one):
 2. declare ``PLUGINS = (PluginPoint(param=..., signature=numba signature, args=...,
    returns=..., state=...),)`` in the workload's ``__init__``: the signature uses
    :func:`ro_array` for what the plug-in only reads, :func:`rw_array` for its outputs;
+   give it as a function of no argument returning the signature, with ``return_type``
+   its return type as text, so that declaring the point (and ``schedsweep workloads``)
+   does not import numba: it is built on first use;
 3. in ``run_batch``, when the value is a plug-in path (:func:`is_path`), get the
    compiled function with :func:`function` and pass it to a kernel whose argument is
    ``types.FunctionType(signature)`` (a separate kernel, compiled only when a spec
@@ -41,6 +44,7 @@ from it import the module the same way (:func:`resolve`).
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -50,12 +54,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numba
-from numba import types
-from numba.core.ccallback import CFunc
-from numba.extending import intrinsic
-
 from ._contract import is_plugin_path
+
+# numba is imported only where a plug-in is compiled: declaring a point, listing it
+# (``schedsweep workloads``) and validating the rest of a spec do not need it.
+# readonly, ro_array and rw_array (numba types) live in _plugin_types, handed on here.
+_NUMBA_NAMES = ("readonly", "ro_array", "rw_array")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NUMBA_NAMES:
+        from . import _plugin_types
+
+        return getattr(_plugin_types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["PluginPoint", "Plugin", "PluginError", "is_path", "point_of", "resolve", "function", "ro_array", "rw_array",
            "readonly", "describe_point"]
@@ -73,7 +85,10 @@ class PluginPoint:
     """A place in a workload's kernel where a user's function decides.
 
     ``param``: the choice parameter that takes a plug-in path; ``signature``: the numba
-    signature the function is compiled for (read-only arrays where it only reads);
+    signature the function is compiled for (read-only arrays where it only reads), or a
+    function of no argument returning it (called on first use, so that the declaration
+    does not import numba; then ``return_type`` gives its return type as text for the
+    listing, and a test checks the two agree);
     ``args``: (name, meaning with units) per argument; ``returns``: what the result means;
     ``state``: (field, meaning with units) of a state record argument, if any;
     ``builtins``: built-in choices re-written as plug-ins (path each), for reference and
@@ -89,9 +104,21 @@ class PluginPoint:
     builtins: tuple[tuple[str, str], ...] = ()
     helpers: str = ""
     notes: str = ""
+    return_type: str = ""
+
+    @property
+    def numba_signature(self) -> Any:
+        """The numba signature (built on first use when ``signature`` is a function)."""
+        return _built(self.signature) if callable(self.signature) else self.signature
 
     def call_form(self) -> str:
-        return f"{self.name}({', '.join(a for a, _ in self.args)}) -> {self.signature.return_type}"
+        returns = self.return_type or self.numba_signature.return_type
+        return f"{self.name}({', '.join(a for a, _ in self.args)}) -> {returns}"
+
+
+@functools.cache
+def _built(make: Any) -> Any:
+    return make()
 
 
 @dataclass(frozen=True)
@@ -140,7 +167,7 @@ def resolve(path: str, point: PluginPoint, base_dir: str | Path | None = None) -
     module = _import(modname, base_dir)
     file = getattr(module, "__file__", None) or ""
     stamp = os.stat(file).st_mtime_ns if file and os.path.exists(file) else 0
-    key = (path, str(point.signature), stamp)    # two workloads may name a point alike
+    key = (path, str(point.numba_signature), stamp)    # two workloads may name a point alike
     if key in _compiled:
         return _compiled[key]
     if not hasattr(module, func):
@@ -218,7 +245,10 @@ def _add_to_path(folder: Path) -> None:
 
 def _compile(obj: Any, point: PluginPoint, path: str, file: str) -> Any:
     """The plug-in compiled as a cfunc of the point's signature (one-line errors)."""
-    sig = point.signature
+    import numba
+    from numba.core.ccallback import CFunc
+
+    sig = point.numba_signature
     if isinstance(obj, CFunc):
         if obj._sig != sig:
             raise PluginError(f"{path} is a numba cfunc of signature {obj._sig}; the {point.param} point needs "
@@ -276,28 +306,3 @@ def describe_point(point: PluginPoint) -> list[str]:
     if point.notes:
         out.append(f"  {point.notes}")
     return out
-
-
-@intrinsic
-def readonly(typingctx, arr):
-    """The array ``arr`` typed read-only (no copy: the two types share one data model). A
-    plug-in compiled for read-only arrays cannot write them: numba refuses at compile time."""
-    if not isinstance(arr, types.Array):
-        return None
-    ro = arr.copy(readonly=True)
-
-    def codegen(context, builder, sig, args):
-        return args[0]
-
-    return ro(arr), codegen
-
-
-def ro_array(dtype: Any, ndim: int = 1) -> types.Array:
-    """The numba type of a read-only C-contiguous array (for plug-in signatures)."""
-    return types.Array(dtype, ndim, "C", readonly=True)
-
-
-def rw_array(dtype: Any, ndim: int = 1) -> types.Array:
-    """The numba type of a writable C-contiguous array (a plug-in's output or memory)."""
-    return types.Array(dtype, ndim, "C")
-

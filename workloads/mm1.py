@@ -4,12 +4,14 @@ It exists to validate the pipeline statistically: the stationary mean time in sy
 ``1 / (mu - lambda)`` and the mean wait ``lambda / (mu (mu - lambda))``.
 
 Random streams, in this order: inter-arrival times, service times.
+
+The numba kernel (the Lindley recursion) is in ``_lindley.py``, imported by :func:`run_batch`
+only: declaring the workload (``schedsweep workloads``) does not import numba.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numba
 import numpy as np
 
 from ._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
@@ -37,27 +39,9 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     return []
 
 
-@numba.njit(cache=True)
-def _lindley(interarrival: np.ndarray, service: np.ndarray, warmup: int,
-             sojourn: np.ndarray) -> tuple[float, float]:
-    """Waits by the Lindley recursion W[k+1] = max(0, W[k] + S[k] - A[k+1]); ``sojourn``
-    (length n - warmup) receives each kept customer's wait plus service."""
-    wait = 0.0
-    sum_wait = 0.0
-    sum_sojourn = 0.0
-    n = service.shape[0]
-    for k in range(n):
-        if k > 0:
-            wait = max(0.0, wait + service[k - 1] - interarrival[k])
-        if k >= warmup:
-            sum_wait += wait
-            sojourn[k - warmup] = wait + service[k]
-            sum_sojourn += wait + service[k]
-    kept = n - warmup
-    return sum_wait / kept, sum_sojourn / kept
-
-
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    from ._lindley import lindley   # the numba kernel: not imported to declare (schedsweep workloads)
+
     out = empty_outputs(METRICS, len(seeds))
     lam, mu, n, warmup = params["arrival_rate"], params["service_rate"], params["customers"], params["warmup"]
     for r, seed in enumerate(seeds):
@@ -65,6 +49,6 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         interarrival = arrivals.exponential(1.0 / lam, n)
         service = services.exponential(1.0 / mu, n)
         sojourn = np.empty(n - warmup)
-        out["mean_wait"][r], out["mean_time_in_system"][r] = _lindley(interarrival, service, warmup, sojourn)
+        out["mean_wait"][r], out["mean_time_in_system"][r] = lindley(interarrival, service, warmup, sojourn)
         out["time_in_system_quantiles"][r] = quantiles(sojourn)
     return out

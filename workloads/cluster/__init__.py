@@ -55,12 +55,17 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Param, empty_outputs, is_plugin_path, substream_seeds, substreams
-from .._plugins import PluginPoint
-from . import lublin, plugin_api, swf
-from .allocation import NAMES as ALLOCATIONS
+from .._lazy import handed_on
+from . import lublin, swf
+from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS
 from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
-from .network_params import NETWORK_METRICS, NETWORK_PARAMS, TOPO_METHODS, resolve_layout
-from .simulator import CL_MASKS, QUEUE_NAMES, Result, simulate
+from .network_params import NETWORK_METRICS, NETWORK_PARAMS, resolve_layout
+from .points import PLUGINS
+
+# The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
+# are imported by the functions that run a replication, and handed on when asked for
+# (``cluster.simulate``, ``cluster.simulator``, ``cluster.plugin_api``).
+__getattr__ = handed_on(__name__, {"Result": ".simulator", "simulate": ".simulator"})
 
 __all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow", "job_records"]
 
@@ -105,32 +110,6 @@ PARAMS = (
 
 METRICS = CORE_METRICS + NETWORK_METRICS
 PYSS_QUEUES = ("fcfs", "easy", "conservative")
-
-_BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
-PLUGINS = (
-    PluginPoint(
-        "queue", "decide", plugin_api.QUEUE_SIG,
-        (("now", "float64: the time (s)"), ("queue", "int64[:]: the waiting jobs"),
-         ("running", "int64[:]: the running jobs"), ("run_end", "float64[:]: their estimated ends (s)"),
-         ("jobs", "Jobs: per-job arrays"), ("nodes", "Nodes: per-node arrays, free and total cores"),
-         ("memory", "float64[:]: the plug-in's own (64 + jobs entries, 0 at the start of a replication)")),
-        "int64: the position in queue of a job to start now, or -1 to start no more now; called again "
-        "after each start, while the smallest waiting job's cores are free",
-        plugin_api.STATE,
-        tuple((name, _BUILTIN + name) for name in ("fcfs", "easy", "mpfs_scan")),
-        plugin_api.HELPERS,
-        "Textbook semantics, network 'none', any allocation; a job that does not fit fails the replication."),
-    PluginPoint(
-        "allocation", "allocate", plugin_api.ALLOC_SIG,
-        (("now", "float64: the time (s)"), ("job", "int64: the starting job j"),
-         ("jobs", "Jobs: as for queue"), ("nodes", "Nodes: as for queue"),
-         ("chosen", "int64[:]: write the chosen nodes here"), ("procs", "int64[:]: and the processes on each"),
-         ("memory", "float64[:]: the plug-in's own (64 + jobs entries)")),
-        "int64: m, the number of nodes written, or -1: no room for this job now (the pass ends)",
-        (), (("first_fit", _BUILTIN + "first_fit"),), plugin_api.HELPERS,
-        "With queue fcfs, easy, mpfs_scan (run as plug-ins) or a queue plug-in; a node listed twice, busy or "
-        "out of range, or a total other than the job's size fails the replication."),
-)
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
@@ -346,6 +325,8 @@ def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]
     Write it as SWF with ``swf.write(path, f.job_id, f.submit, r.start, r.end, f.cores_req,
     f.estimate, r.killed, f.node_cores.sum())``.
     """
+    from .simulator import simulate
+
     p = _with_defaults(params)
     f, alloc_seed = flow(p, seed)
     if p["semantics"] == "pyss":

@@ -23,9 +23,10 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ._jit import kernel, kernel_inline
+from .choices import ALLOCATION_NAMES
 
 FIRST_FIT, BEST_FIT, FASTEST_FIRST, RANDOM_FIRST = 0, 1, 2, 3
-NAMES = ("first_fit", "best_fit", "fastest_first", "random_first")
+NAMES = ALLOCATION_NAMES
 #: Policies whose scan follows a fixed node order (kept as a bitset of nodes with free cores).
 ORDERED = (FIRST_FIT, FASTEST_FIRST)
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ._jit import kernel, kernel_inline
+from .choices import CL_MASKS, QUEUE_NAMES  # handed on from here too
 
 from . import allocation, events, profile
 
@@ -32,9 +33,7 @@ N_CTR = 22
 C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX = range(10)
 N_CLK = 10
 
-FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3
-QUEUE_NAMES = ("fcfs", "mpfs_scan", "easy", "conservative")
-CL_MASKS = ("queue_nonempty_and_not_all_idle", "queue_nonempty")
+FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3     # codes: indices of QUEUE_NAMES
 
 
 # ---------------------------------------------------------------- metric integrals

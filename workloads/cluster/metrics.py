@@ -9,12 +9,14 @@ jobs that were not killed. Variances are population variances (ddof = 0). Percen
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._contract import QUANTILES, Metric, quantiles
-from .simulator import Result
+
+if TYPE_CHECKING:       # the package declares METRICS from here without importing the kernels
+    from .simulator import Result
 
 METRICS = (
     Metric("utilization", "%", "mean core utilisation U_cores over nodes, while the queue is non-empty"),

@@ -1,7 +1,8 @@
 """Declarations of the cluster workload's network (part 2): parameters and metrics.
 
 Kept apart from the engine (``netsched.py``) so the package ``__init__`` can declare
-them without importing the engine, which itself imports the package (job flows).
+them without importing the engine, which itself imports the package (job flows), nor
+numba (the names come from ``choices.py``).
 With ``network = 'none'`` every parameter here except ``time_scale`` is ignored.
 """
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 from typing import Any, MutableMapping
 
 from .._contract import Metric, Param
-from . import spmd, topo_allocation, topology
+from . import topology
+from .choices import PATTERNS, TOPO_METHODS
 
 #: ``none``: part 1, no network; ``packet``: every job an SPMD program on the packet network.
 NETWORKS = ("none", "packet")
-TOPO_METHODS = tuple(topo_allocation.METHODS)
 
 NETWORK_PARAMS = (
     Param("network", "str", "none", "interconnect model: 'none' (part 1: computation only) or 'packet' (every "
@@ -34,7 +35,7 @@ NETWORK_PARAMS = (
     Param("t_routing", "float", 1e-6, "routing stage service time (s)", low=0.0),
     Param("iters_max", "int", 20, "iterations per job ~ U{1 ... iters_max}", low=1),
     Param("pattern", "str", "mixed", "communication pattern of every job; mixed = uniform per job",
-          choices=("mixed",) + spmd.PATTERNS),
+          choices=("mixed",) + PATTERNS),
     Param("message_mean", "float", 65536.0, "mean message size per arc and iteration (bytes, exponential)",
           low=1e-9),
     Param("page_side", "int", 1, "paging: page side in nodes", low=1),

@@ -38,32 +38,13 @@ import numpy as np
 from numba import types
 
 from .._plugins import ro_array, rw_array
+from .points import HELPERS, STATE  # noqa: F401 - declared without numba, handed on
 
 #: Per job (index j): submit time (s), processes, memory and disk per process (KB), the user's estimate (s).
 Jobs = namedtuple("Jobs", ["submit", "cores", "mem", "disk", "estimate"])
 #: Per node (index i): cores, speed, free cores, memory (KB) and disk (KB) now; and the cluster's free and total
 #: cores, and how many starts and ends happened so far (a plug-in may cache what it computed while it is unchanged).
 Nodes = namedtuple("Nodes", ["cores", "speed", "free_cores", "free_mem", "free_disk", "free", "total", "changes"])
-
-STATE = (
-    ("queue", "int64[:]: the waiting jobs (indices j), in arrival order"),
-    ("running", "int64[:]: the running jobs, by estimated end (ties: start order)"),
-    ("run_end", "float64[:]: their estimated ends (s): start + estimate / slowest node speed of the job"),
-    ("jobs.submit", "float64[:] per job: submit time (s)"),
-    ("jobs.cores", "int64[:] per job: processes, one core each"),
-    ("jobs.mem", "float64[:] per job: memory per process (KB)"),
-    ("jobs.disk", "float64[:] per job: disk per process (KB)"),
-    ("jobs.estimate", "float64[:] per job: the user's run-time estimate (s at speed 1); the real run time is hidden"),
-    ("nodes.cores", "int64[:] per node: cores"),
-    ("nodes.speed", "float64[:] per node: speed (>= 1, relative to the slowest)"),
-    ("nodes.free_cores", "int64[:] per node: free cores now"),
-    ("nodes.free_mem", "float64[:] per node: free memory now (KB)"),
-    ("nodes.free_disk", "float64[:] per node: free disk now (KB)"),
-    ("nodes.free", "int64: free cores in the cluster now"),
-    ("nodes.total", "int64: cores in the cluster"),
-    ("nodes.changes", "int64: starts and ends so far; while it is unchanged, so are running, run_end and the free "
-                      "resources (only arrivals joined the queue's tail)"),
-)
 
 _I8, _F8 = ro_array(types.int64), ro_array(types.float64)
 JOBS_TYPE = types.NamedTuple((_F8, _I8, _F8, _F8, _F8), Jobs)
@@ -72,10 +53,6 @@ MEMORY = rw_array(types.float64)
 QUEUE_SIG = types.int64(types.float64, _I8, _I8, _F8, JOBS_TYPE, NODES_TYPE, MEMORY)
 ALLOC_SIG = types.int64(types.float64, types.int64, JOBS_TYPE, NODES_TYPE, rw_array(types.int64),
                         rw_array(types.int64), MEMORY)
-
-HELPERS = ("from schedsweep.workloads.cluster.plugin_api import ...: fits_now(jobs, nodes, j), capacity(jobs, nodes, i, j), "
-           "shadow(running, run_end, jobs, nodes, j), availability(now, running, run_end, jobs, nodes, times, free), "
-           "first_fit(jobs, nodes, j, chosen, procs)")
 
 helper = numba.njit(cache=True, inline="always")
 

@@ -44,10 +44,10 @@ from schedsweep.workloads._contract import kernel_array
 from . import network as net
 from .network import A_BLOCK, A_RECVS, COMPUTE_END, NEED_ROOM, kernel
 from ._jit import kernel_inline
+from .choices import PATTERNS  # handed on from here too
 from .topology import Topology
 
-RANDOM, PAIRS, RING, ONE_TO_ALL, ALL_TO_ALL = 0, 1, 2, 3, 4
-PATTERNS = ("random", "pairs", "ring", "one_to_all", "all_to_all")
+RANDOM, PAIRS, RING, ONE_TO_ALL, ALL_TO_ALL = 0, 1, 2, 3, 4     # codes: indices of PATTERNS
 
 P_JOB, P_NODE, P_ITER, P_K0 = 0, 1, 2, 3
 PF_POST, PF_ORIGIN = 0, 1

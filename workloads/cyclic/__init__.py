@@ -72,14 +72,15 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs
+from .._lazy import handed_on
 from ..environment import ENVIRONMENT_PARAMS
-from .backfilling import BUDGET_RULES, VARIANTS
 from .batch import CRITERION_NAMES
-from .cycle import METHODS, run_cycle
-from .dp import STRATEGIES
-from .frsm import COMBINATIONS, TIME_QUANTITIES
-from .metrics import cycle_metrics, cycle_records
-from .plugins import PLUGINS, VO_LIMITS
+from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS
+from .points import PLUGINS
+
+# The declarations above import no numba (``schedsweep workloads`` lists them quickly); the
+# kernels are imported by the functions that run a cycle, and handed on when asked for.
+__getattr__ = handed_on(__name__, {"run_cycle": ".cycle", "cycle_metrics": ".metrics", "cycle_records": ".metrics"})
 
 __all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
@@ -229,6 +230,9 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    from .cycle import run_cycle
+    from .metrics import cycle_metrics
+
     out = empty_outputs(METRICS, len(seeds))
     interval = float(params["interval"])
     for r, seed in enumerate(seeds):
@@ -242,4 +246,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     """Per-job records of replication ``seed``: the cycle's planned windows, one row per job
     and node (``pipeline.records``; ``schedsweep gantt`` draws them)."""
+    from .cycle import run_cycle
+    from .metrics import cycle_records
+
     return cycle_records(run_cycle(params, int(seed)))

@@ -28,10 +28,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .choices import BUDGET_RULES, VARIANTS  # handed on from here too
 from .occupancy import add_busy, group_by_node, next_free
-
-VARIANTS = ("conservative", "easy")
-BUDGET_RULES = ("ignore", "enforce")
 
 
 @numba.njit(cache=True)

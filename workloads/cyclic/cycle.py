@@ -15,11 +15,11 @@ from .._contract import substreams
 from ..environment import Environment, generate_environment
 from .backfilling import backfill
 from .batch import Batch, draw_batch, job_matrices, priority_order
+from .choices import METHODS  # handed on from here too
 from .frsm import Plan, empty_plan, schedule_cyclic
 from .search import FIRST_FIT, USER_CRITERIA_EXACT, USER_CRITERIA_SOURCE
 from .shift import shift_plan
 
-METHODS = ("css", "css_s", "frsm", "bf", "css_bf")
 STREAMS = 4
 
 

@@ -82,13 +82,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-#: strategy -> (value v, constraint quantity g, maximise v?)
-STRATEGIES = {
-    "max_income": ("cost", "time", True),
-    "min_time": ("time", "cost", False),
-    "min_cost": ("cost", "time", False),
-    "min_idle": ("time", "time", True),
-}
+from .choices import STRATEGIES  # strategy -> (value v, constraint quantity g, maximise v?)
 
 
 class Combination(NamedTuple):

@@ -12,15 +12,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .alternatives import Alternatives, conflicts, find_alternatives
+from .choices import COMBINATIONS, TIME_QUANTITIES  # handed on from here too
 from .dp import STRATEGIES, choose, strategy_arrays
 from .plugins import criterion_of, vo_values
 from .search import cut_spans
 from .sequential import choose_sequential
-
-TIME_QUANTITIES = ("proc_time", "runtime", "finish")
-#: the combination step with shared alternatives: the conflict-free search of :mod:`.dp`, or the
-#: sequential rule of :mod:`.sequential` (our rule)
-COMBINATIONS = ("search", "sequential")
 
 
 class Plan(NamedTuple):

@@ -25,33 +25,12 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
 
-from .._plugins import PluginError, PluginPoint, resolve, ro_array
+from .._plugins import PluginError, resolve
+from .choices import VO_LIMITS  # noqa: F401 - handed on
+from .points import PLUGINS, VO_CRITERION  # noqa: F401 - declared without numba, for the listing
 
-_F1 = ro_array(types.float64)
-VO_SIG = types.float64(types.int64, _F1, _F1, _F1, _F1, _F1, _F1)
-VO_LIMITS = ("cost", "time")
-
-VO_CRITERION = PluginPoint(
-    param="strategy", name="criterion", signature=VO_SIG,
-    args=(("a", "int: the alternative valued, an index into the arrays"),
-          ("time", "float64[A]: the DP's time quantity of each alternative (dp_time: processor time, runtime or "
-                   "finish; time units)"),
-          ("cost", "float64[A]: window cost sum c_k len_k (money)"),
-          ("start", "float64[A]: window start (time)"),
-          ("runtime", "float64[A]: window runtime max len_k (time)"),
-          ("proc_time", "float64[A]: processor time sum len_k (time)"),
-          ("budget", "float64[A]: budget S_i of the alternative's job (money)")),
-    returns="float: v(a); the combination minimises sum v subject to sum g <= g* (g: parameter vo_limit); "
-            "NaN is an impossible value",
-    builtins=tuple((name, f"schedsweep.workloads.cyclic.plugins:{name}") for name in ("min_time", "min_cost", "max_income",
-                                                                           "min_idle")),
-    notes="One call per alternative of a combination step (the jobs of the (sub-)batch with alternatives, in "
-          "priority order). min_time = time[a] with vo_limit = cost; min_cost = cost[a], max_income = -cost[a], "
-          "min_idle = -time[a] with vo_limit = time. All arrays read-only.",
-)
-PLUGINS = (VO_CRITERION,)
+VO_SIG = VO_CRITERION.numba_signature
 
 
 def min_time(a, time, cost, start, runtime, proc_time, budget):

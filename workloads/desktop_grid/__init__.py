@@ -34,16 +34,23 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
+from .._lazy import handed_on
 from .._plugins import PluginError, is_path, resolve
-from .lp import ZERO_TOL
+from .choices import HETEROGENEITY, LP_POLICIES, POLICIES, POLICY_CODE, SYSTEMS, WORK_CODE, ZERO_TOL
 from .plugins import DISPATCH, PLUGINS
-from .policies import LP_POLICIES, POLICIES, EligibilityTable, all_eligible, lp_eligibility
-from .simulator import (BAD_ELIG, BAD_EMPTY, BAD_RANGE, N_STATS, POLICY_CODE, ST_ARRIVED, ST_ERR_CHOICE,
-                        ST_ERR_MACHINE, ST_ERR_WHY, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND, ST_QMAX, ST_RESUB,
-                        ST_STOP, STOP_PLUGIN, STOP_UNSTABLE, WORK_CODE, _simulate)
-from .systems import (SYSTEMS, HETEROGENEITY, System, build_system, g_chain_weights,
-                      g_weibull_scales, load_rates, partial_availability)
-from .timeline import Timeline, draw_timeline, estimated_views, lp_keys
+
+# The declarations import neither numba nor HiGHS (``schedsweep workloads`` lists them
+# quickly); the functions that build a system or run a replication import what they use,
+# and the names this package used to import are handed on when asked for.
+__getattr__ = handed_on(__name__, {
+    "EligibilityTable": ".policies", "all_eligible": ".policies", "lp_eligibility": ".policies",
+    "System": ".systems", "build_system": ".systems", "g_chain_weights": ".systems",
+    "g_weibull_scales": ".systems", "load_rates": ".systems", "partial_availability": ".systems",
+    "Timeline": ".timeline", "draw_timeline": ".timeline", "estimated_views": ".timeline", "lp_keys": ".timeline",
+    **{name: ".simulator" for name in (
+        "BAD_ELIG", "BAD_EMPTY", "BAD_RANGE", "N_STATS", "ST_ARRIVED", "ST_ERR_CHOICE", "ST_ERR_MACHINE",
+        "ST_ERR_WHY", "ST_EVENTS", "ST_KEY", "ST_NTRACE", "ST_QEND", "ST_QMAX", "ST_RESUB", "ST_STOP",
+        "STOP_PLUGIN", "STOP_UNSTABLE", "_simulate")}})
 
 N_CLASSES_MAX = 8
 CLASS_LABELS = tuple(str(i) for i in range(N_CLASSES_MAX))
@@ -233,6 +240,8 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
 
 def _check_system(params: Mapping[str, Any]) -> list[str]:
     """Build the system once at validation: rates file, alpha and cpu_avail sizes (cached)."""
+    from .systems import load_rates
+
     if params["system"] == "custom":
         try:
             mu = load_rates(params["rates_file"])
@@ -256,6 +265,8 @@ def _check_system(params: Mapping[str, Any]) -> list[str]:
 def _system(name: str, system_seed: int, heterogeneity: str, groups: int, per_group: int,
             alpha: tuple, rates_file: str, lohi_generator: str = "machine_factor",
             a_scaling: str = "partial") -> System:
+    from .systems import build_system, load_rates
+
     rates = load_rates(rates_file) if name == "custom" else None
     return build_system(name, system_seed, heterogeneity, groups, per_group, alpha or None, rates, lohi_generator,
                         a_scaling)
@@ -276,6 +287,8 @@ def system_of(params: Mapping[str, Any]) -> tuple[System, np.ndarray]:
 
 def cpu_model(params: Mapping[str, Any], sysm: System) -> dict:
     """True CPU availability: constant ``a`` or a chain (levels, per-machine cdf, mean)."""
+    from .systems import g_chain_weights, partial_availability
+
     m = sysm.n_machines
     levels = np.asarray(params["cpu_levels"], float)
     out = {"use_chain": False, "levels": levels, "cdf": np.ones((m, levels.size))}
@@ -295,6 +308,9 @@ def cpu_model(params: Mapping[str, Any], sysm: System) -> dict:
 
 
 def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator) -> Timeline:
+    from .systems import g_weibull_scales
+    from .timeline import draw_timeline
+
     scales = g_weibull_scales(sysm.group, params["weibull_scale_min"], params["weibull_scale_max"])
     return draw_timeline(rng, sysm.n_machines, params["horizon"], params["failures"],
                          params["fail_rate"], params["down_mean"], params["weibull_shape"], scales)
@@ -311,6 +327,9 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
     A ``policy`` given as a plug-in path runs that dispatch rule (:mod:`.plugins`); its
     impossible choice raises :class:`PluginError` (the replication fails).
     """
+    from .policies import all_eligible, lp_eligibility
+    from .timeline import estimated_views, lp_keys
+
     t_start = time.perf_counter()
     p = with_case(params)
     sysm, alpha = system_of(p)
@@ -352,6 +371,10 @@ def simulate(params: Mapping[str, Any], seed: int, *, trace: int = 0, script=Non
 
 def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: EligibilityTable,
                 chain_keys, arr_rng, work_rng, rework_rng, trace, script, rule=None) -> dict:
+    from .simulator import (BAD_ELIG, BAD_EMPTY, BAD_RANGE, N_STATS, ST_ARRIVED, ST_ERR_CHOICE, ST_ERR_MACHINE,
+                            ST_ERR_WHY, ST_EVENTS, ST_KEY, ST_NTRACE, ST_QEND, ST_QMAX, ST_RESUB, ST_STOP,
+                            STOP_PLUGIN, STOP_UNSTABLE, _simulate)
+
     n, m = sysm.mu_nom.shape
     if script is None:
         script = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))

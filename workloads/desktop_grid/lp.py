@@ -60,8 +60,8 @@ from .._stdio import stdout_to_stderr
 from . import face as _face
 from . import simplex as _sx
 from . import states as _states
+from .choices import ZERO_TOL  # handed on from here too
 
-ZERO_TOL = 1e-7
 LP_SOLVERS = ("simplex", "highs")
 # lambda >= lambda*(1 - OPT_SLACK) on the optimal face. The spec says 1e-9, but that slack
 # lets entries that are 0 on the face reach ~1e-7 of max delta, the size of zero_tol, so a

@@ -21,16 +21,26 @@ bit against the kernel's own code).
 """
 from __future__ import annotations
 
-from numba import types
+from typing import Any
 
-from .._plugins import PluginPoint, ro_array
+from .._plugins import PluginPoint
 
-DISPATCH_SIG = types.int64(types.int64, types.float64, ro_array(types.int64), ro_array(types.float64),
-                           ro_array(types.int64), ro_array(types.float64, 2), ro_array(types.float64),
-                           ro_array(types.uint8, 2))
+
+def dispatch_signature():
+    """int64(int64, float64, int64[N], float64[N], int64[N], float64[N, M], float64[M], uint8[N, M]),
+    the arrays read-only: a dispatch rule's numba signature (built on first use: declaring the
+    point does not import numba)."""
+    from numba import types
+
+    from .._plugins import ro_array
+
+    return types.int64(types.int64, types.float64, ro_array(types.int64), ro_array(types.float64),
+                       ro_array(types.int64), ro_array(types.float64, 2), ro_array(types.float64),
+                       ro_array(types.uint8, 2))
+
 
 DISPATCH = PluginPoint(
-    param="policy", name="rule", signature=DISPATCH_SIG,
+    param="policy", name="rule", signature=dispatch_signature, return_type="int64",
     args=(("j", "int: the idle machine that pulls"),
           ("now", "float: the simulated time (time units)"),
           ("waiting", "int64[N]: tasks of class i waiting"),
@@ -46,6 +56,12 @@ DISPATCH = PluginPoint(
           "goes to the fastest (mu * view, ties to the longest idle) as with PST/Gcmu; all arrays read-only.",
 )
 PLUGINS = (DISPATCH,)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DISPATCH_SIG":      # the numba signature, as before
+        return DISPATCH.numba_signature
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gcmu(j, now, waiting, head_time, head_seq, mu, view, elig):

@@ -20,10 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lp import ZERO_TOL, AllocationLP, solve_states, solve_states_robust
+from .choices import LP_POLICIES, POLICIES  # handed on from here too
 from .simulator import POLICY_CODE
-
-POLICIES = tuple(POLICY_CODE)
-LP_POLICIES = ("lpas_dg", "lpas_dg_robust")
 
 
 @dataclass

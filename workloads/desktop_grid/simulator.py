@@ -27,10 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-FCFS, PST, GCMU, LPAS = 0, 1, 2, 3
-POLICY_CODE = {"fcfs": FCFS, "pst": PST, "gcmu": GCMU, "lpas_dg": LPAS, "lpas_dg_robust": LPAS}
-WORK_EXP, WORK_DET, WORK_UNIF = 0, 1, 2
-WORK_CODE = {"exponential": WORK_EXP, "deterministic": WORK_DET, "uniform": WORK_UNIF}
+from .choices import FCFS, GCMU, LPAS, POLICY_CODE, PST, WORK_CODE, WORK_DET, WORK_EXP, WORK_UNIF  # handed on
+
 
 # trace kinds (tests)
 TR_ARRIVE, TR_START, TR_COMPLETE, TR_QUEUE, TR_FAIL, TR_REPAIR = 0, 1, 2, 3, 4, 5

@@ -13,11 +13,9 @@ import numpy as np
 
 from .._contract import kernel_array
 
+from .choices import HETEROGENEITY, SYSTEMS, V_HIGH, V_LOW  # handed on from here too
 from .lp import max_throughput
 
-V_HIGH, V_LOW = 0.9, 0.1
-HETEROGENEITY = {"HiHi": (V_HIGH, V_HIGH), "HiLo": (V_HIGH, V_LOW),
-                 "LoHi": (V_LOW, V_HIGH), "LoLo": (V_LOW, V_LOW)}  # (V_task, V_mach)
 TARGET_LOAD = 0.95  # the heavier arrival vector uses 95% of the LP capacity
 
 #: (heterogeneity, groups, machines per group, alpha1, alpha2) of the generated systems.
@@ -40,7 +38,6 @@ G_GROUPS, G_PER_GROUP = 15, 20
 G_ALPHA = {"G1": ([0.00457, 0.00229, 0.00114, 0.00080], None),
            "G2": ([0.00457, 0.00229, 0.00114, 0.00080], [0.00495, 0.00110, 0.00214, 0.00135])}
 
-SYSTEMS = ("A", "B", "C", "D", "E", "testbed_hihi", "testbed_lolo", "G1", "G2", "generated", "custom")
 SYSTEM_INDEX = {name: k for k, name in enumerate(SYSTEMS)}
 
 

@@ -35,11 +35,14 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
-from .instance import InstanceSettings, make_instance
-from .islands import DOCKING, GASettings
-from .objectives import OBJECTIVES
-from .planning import METHODS, WITHIN_LEVELS, plan
-from .plugins import PLUGINS
+from .._lazy import handed_on
+from .choices import DOCKING, METHODS, OBJECTIVES, WITHIN_LEVELS
+from .points import PLUGINS
+
+# The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
+# are imported by the functions that run a replication, and handed on when asked for.
+__getattr__ = handed_on(__name__, {"InstanceSettings": ".instance", "make_instance": ".instance",
+                                   "GASettings": ".islands", "plan": ".planning"})
 
 PARAMS = (
     Param("algorithm", "str", "ga", "scheduler: the island GA, the source's Backfill, or FCFS", choices=METHODS),
@@ -160,10 +163,14 @@ def reference_stream(seed) -> np.random.Generator:
 
 
 def instance_settings(params: Mapping[str, Any]) -> InstanceSettings:
+    from .instance import InstanceSettings
+
     return InstanceSettings(**{k: params[k] for k in InstanceSettings.__dataclass_fields__})
 
 
 def ga_settings(params: Mapping[str, Any]) -> GASettings:
+    from .islands import GASettings
+
     return GASettings(**{k: params[k] for k in GASettings.__dataclass_fields__})
 
 
@@ -173,6 +180,7 @@ def _plan_with_dask_islands(inst, method, settings, rngs, target, within, refere
     import distributed
 
     from .dask_islands import run_islands_dask
+    from .planning import plan
 
     try:
         distributed.get_worker()
@@ -192,6 +200,9 @@ def _plan_with_dask_islands(inst, method, settings, rngs, target, within, refere
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    from .instance import make_instance
+    from .planning import plan
+
     out = empty_outputs(METRICS, len(seeds))
     inst_settings, settings = instance_settings(params), ga_settings(params)
     method = params["algorithm"]
@@ -240,6 +251,9 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     of every job scheduled, on its computing unit (``size`` 1; ``submit`` = the job's
     arrival, ``start``/``end`` its slot), ``status`` 0. The same run as ``run_batch``'s
     (in-process islands)."""
+    from .instance import make_instance
+    from .planning import plan
+
     settings = ga_settings(params)
     streams = substreams(np.uint64(seed), 1 + settings.islands)
     inst = make_instance(instance_settings(params), streams[0])

@@ -26,12 +26,12 @@ import numpy as np
 
 from .._plugins import is_path
 from .baselines import backfill_kernel, fcfs_kernel
+from .choices import DOCKING  # handed on from here too
 from .model import Problem
 from .objectives import OBJECTIVES, PLUGIN
 from .operators import evaluate, evolve, make_scratch, random_swaps, ranking
 from .plugins import ObjectiveNaN, plugin_of
 
-DOCKING = ("tau_first", "idle_genes_only")
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
+from .choices import OBJECTIVES  # handed on from here too
 from .model import segment_starts
 
-OBJECTIVES = ("gmean", "makespan", "weighted_completion")
 GMEAN, MAKESPAN, WEIGHTED_COMPLETION = 0, 1, 2
 PLUGIN = -1  # the objective code passed with a plug-in objective
 

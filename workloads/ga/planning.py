@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .baselines import BASELINES
+from .choices import METHODS, WITHIN_LEVELS  # handed on from here too
 from .instance import Instance, period_problem
 from .islands import (GASettings, _copy_rng, generations_to_solution, generations_to_target, objective_args,
                       run_islands)
@@ -20,12 +21,8 @@ from .model import Problem, timed
 from .objectives import log_gmean, makespan, tau, weighted_completion
 from .plugins import ObjectiveNaN, call_objective
 
-METHODS = ("ga", "backfill", "fcfs")
 TARGETS = ("one_island", "one_island_apart", "own_final")
 REFERENCE_INTERVAL = 50  # I_m of the one-island reference run (epochs set when it checks for a stall)
-#: Tolerances above the target at which time to solution is also recorded (metric
-#: time_to_solution_within), so one run shows how the measure depends on the tolerance.
-WITHIN_LEVELS = (0.01, 0.02, 0.05, 0.1, 0.2)
 
 
 @dataclass

@@ -23,34 +23,12 @@ fails the replication with a message naming it, the generation and the island; t
 from __future__ import annotations
 
 import numpy as np
-from numba import types
 
-from .._plugins import PluginError, PluginPoint, ro_array, resolve
+from .._plugins import PluginError, resolve
 from ._jit import kernel
+from .points import OBJECTIVE, PLUGINS  # noqa: F401 - declared without numba, for the listing
 
-_I1 = ro_array(types.int64)
-_F1 = ro_array(types.float64)
-OBJECTIVE_SIG = types.float64(_I1, _I1, _F1, _F1, _I1, _I1, _I1, _F1, _F1, types.float64)
-
-OBJECTIVE = PluginPoint(
-    param="objective", name="objective", signature=OBJECTIVE_SIG,
-    args=(("body", "int64[N]: process ids unit by unit in execution order"),
-          ("header", "int64[C]: slots on each unit (unit m owns body[sum(header[:m]) : sum(header[:m + 1])])"),
-          ("start", "float64[J]: start of job j (time units)"),
-          ("dur", "float64[J]: duration of job j (time units)"),
-          ("prio", "int64[J]: priority of job j (1 .. p_max)"),
-          ("width", "int64[J]: processes of job j"),
-          ("proc_job", "int64[N]: the job of process p"),
-          ("speed", "float64[C]: speed coefficient k_m of unit m"),
-          ("ready", "float64[C]: time from which unit m is free (its idle gene's end)"),
-          ("period_end", "float: end of the planning period (time units)")),
-    returns="float: the schedule's objective, smaller is better (NaN is an impossible value)",
-    builtins=(("gmean", "schedsweep.workloads.ga.plugins:gmean"),),
-    notes="Ranked by (docking gap tau, objective) with docking = tau_first. The objective metric is then the "
-          "plug-in's value of each period's schedule, mean over periods; time to solution counts the first "
-          "generation within target_within (0.01 by default, relative) of the target value. All arrays read-only.",
-)
-PLUGINS = (OBJECTIVE,)
+OBJECTIVE_SIG = OBJECTIVE.numba_signature
 
 
 class ObjectiveNaN(PluginError):

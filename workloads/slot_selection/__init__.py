@@ -37,11 +37,17 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
+from .._lazy import handed_on
 from .._plugins import is_path, resolve
 from ..environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
-from .aep import AEP_ALGORITHMS, Window, aep_search, cut_window, draw_uniforms
-from .csa import Alternatives, csa_search
-from .plugins import CRITERION, PLUGINS, plugin_search
+from .choices import AEP_ALGORITHMS
+from .points import CRITERION, PLUGINS
+
+# The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
+# are imported by :func:`search`, and handed on when asked for.
+__getattr__ = handed_on(__name__, {"Window": ".aep", "aep_search": ".aep", "cut_window": ".aep",
+                                   "draw_uniforms": ".aep", "Alternatives": ".csa", "csa_search": ".csa",
+                                   "plugin_search": ".plugins"})
 
 ALGORITHMS = AEP_ALGORITHMS + ("csa",)
 
@@ -123,6 +129,10 @@ def environment_of(params: Mapping[str, Any], rng: np.random.Generator):
 
 def search(params: Mapping[str, Any], env, algo_rng: np.random.Generator) -> tuple[Window | Alternatives, float]:
     """Run ``params['algorithm']`` on ``env``; returns the result and the search wall time (s)."""
+    from .aep import aep_search, draw_uniforms
+    from .csa import csa_search
+    from .plugins import plugin_search
+
     node_len, node_cost = job_on_nodes(env, params["job_runtime"], params["perf_min"])
     arrays = (env.slot_node, env.slot_start, env.slot_end)
     n, budget, algorithm = params["job_slots"], params["budget"], params["algorithm"]
@@ -155,6 +165,8 @@ _WARM: set[str] = set()
 
 
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    from .csa import Alternatives
+
     out = empty_outputs(METRICS, len(seeds))
     for r, seed in enumerate(seeds):
         env_rng, algo_rng = substreams(seed, 2)

@@ -27,13 +27,10 @@ import numba
 import numpy as np
 
 from .candidates import cheapest, cheapest_within, node_orders, window_values
+from .choices import AEP_ALGORITHMS  # handed on from here too
 from .exact import exact_proc_time_with, exact_runtime_with
 from .exactsum import fsum, sum_le, sum_lt
 from .greedy import greedy_runtime, random_window
-
-#: The algorithms of the scan (``alp`` runs as ``amp`` on its eligible nodes; ``csa`` is in :mod:`.csa`).
-AEP_ALGORITHMS = ("amp", "alp", "min_cost", "min_runtime", "min_runtime_exact", "min_finish",
-                  "min_finish_exact", "min_proc_time", "min_proc_time_exact")
 
 
 class Window(NamedTuple):

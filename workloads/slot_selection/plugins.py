@@ -27,32 +27,14 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
 
-from .._plugins import PluginError, PluginPoint, ro_array
+from .._plugins import PluginError
 from .aep import Window, _keep, _result, _state
 from .candidates import cheapest_within, window_values
 from .exactsum import fsum, sum_le
+from .points import CRITERION, PLUGINS  # noqa: F401 - declared without numba, for the listing
 
-CRITERION_SIG = types.float64(types.float64, ro_array(types.int64), ro_array(types.float64),
-                              ro_array(types.float64), ro_array(types.float64))
-
-CRITERION = PluginPoint(
-    param="algorithm", name="criterion", signature=CRITERION_SIG,
-    args=(("t", "float: the step's start t_w, the window's start (time)"),
-          ("window", "int64[n]: the window's node ids, the n - 1 cheapest other valid candidates in slot cost "
-                     "order, then the node of the slot just added"),
-          ("node_len", "float64[nodes]: the job's slot length len_k on node k (time)"),
-          ("node_cost", "float64[nodes]: the slot cost c_k len_k on node k (money)"),
-          ("cand_end", "float64[nodes]: end of node k's current candidate slot, -inf when none (time)")),
-    returns="float: the window's value, smaller is better (NaN is an impossible value)",
-    builtins=(("min_cost", "schedsweep.workloads.slot_selection.plugins:min_cost"),),
-    helpers="schedsweep.workloads.slot_selection.exactsum.fsum(values, k): correctly rounded sum of values[:k]",
-    notes="The scan runs as min_cost: at each step the window is the new slot plus the n - 1 cheapest other "
-          "valid candidates, kept if its cost fits the budget; the best value so far changes only on a strict "
-          "improvement. All arrays read-only.",
-)
-PLUGINS = (CRITERION,)
+CRITERION_SIG = CRITERION.numba_signature
 
 
 def min_cost(t, window, node_len, node_cost, cand_end):
