@@ -48,7 +48,7 @@ def _exists(offsets, gq, G, conflict):
 def test_without_a_bound_it_is_the_current_search(sizes, data, weighted):
     offsets, key, gq, G, conflict = _instance(data, sizes)
     cap = data.draw(st.sampled_from([1, 3, 10, 100, BIG]))
-    want = _feasible(offsets, key, gq, G, conflict, cap, weighted)
+    want = _feasible(offsets, key, gq, G, conflict, cap, weighted, 0, 0)
     choice, found, complete, tries = _coloured(offsets, key, gq, G, conflict, cap, weighted, 0, ANY_DEPTH, 0, ANY_DEPTH)
     assert (list(choice), found, complete) == (list(want[0]), want[1], want[2])
     assert tries <= cap
