@@ -121,7 +121,7 @@ def start_routing(d: int, t: float, t_routing: float, dev, pk, heap, ctr) -> Non
         if dev[QH, d] < 0:
             dev[QT, d] = -1
     dev[BUSY, d] = p
-    heap_push(heap, ctr, t + t_routing, ROUTING_END, d)
+    heap_push(heap, ctr, t + t_routing, np.int64(ROUTING_END), d)  # not the literal: one compile
 
 
 @kernel
@@ -134,7 +134,7 @@ def start_link(l: int, t: float, link_time, lnk, pk, heap, ctr) -> None:
     if lnk[QH, l] < 0:
         lnk[QT, l] = -1
     lnk[BUSY, l] = p
-    heap_push(heap, ctr, t + link_time[l], LINK_END, l)
+    heap_push(heap, ctr, t + link_time[l], np.int64(LINK_END), l)
 
 
 @kernel

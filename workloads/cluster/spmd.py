@@ -139,7 +139,7 @@ def _compute(p: int, t: float, node_speed, pr, prf, jb, jbf, heap, ctr) -> None:
     if t != chain:                  # a receive blocked: restart the exact chain here
         prf[PF_ORIGIN, p] = t
         pr[P_K0, p] = it
-    net.heap_push(heap, ctr, prf[PF_ORIGIN, p] + work * ((it + 1 - pr[P_K0, p]) / iters), COMPUTE_END, p)
+    net.heap_push(heap, ctr, prf[PF_ORIGIN, p] + work * ((it + 1 - pr[P_K0, p]) / iters), np.int64(COMPUTE_END), p)
 
 
 @kernel

@@ -261,7 +261,7 @@ def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit
     nr = Binv.shape[0]
     ncol = d.shape[0]
     for _ in range(maxit):
-        r, worst = -1, -PTOL
+        r, worst = np.int64(-1), -PTOL  # np.int64, not the literal: one compile of the callees
         for i in range(nr):
             if xb[i] < worst:
                 worst, r = xb[i], i
@@ -278,7 +278,7 @@ def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit
                         theta = v
         if theta == np.inf:
             return 1
-        k, big = -1, 0.0     # ties of the ratio test: the largest pivot element
+        k, big = np.int64(-1), 0.0     # ties of the ratio test: the largest pivot element
         lim = theta + 1e-12 * (1.0 + theta)
         for c in range(ncol):
             if pos[c] < 0:
@@ -302,7 +302,7 @@ def _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, max
     degenerate = 0
     for _ in range(maxit):
         bland = degenerate >= BLAND_AFTER
-        k, best = -1, -DTOL
+        k, best = np.int64(-1), -DTOL
         for c in range(ncol):
             if pos[c] < 0 and d[c] < best:
                 k, best = c, d[c]
@@ -320,7 +320,7 @@ def _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, max
                     theta = v
         if theta == np.inf:
             return 3
-        r = -1
+        r = np.int64(-1)
         big = 0.0
         lim = theta + 1e-12 * (1.0 + theta)
         for i in range(nr):

@@ -213,8 +213,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     ch_n = np.zeros(m, np.int64)
     if use_chain:
         for j in range(m):
-            ch_level[j] = _draw_level(level_cdf[j], _hash_uniform(chain_keys[j], 0))
-            ch_next[j] = _geometric_gap(_hash_uniform(chain_keys[j], 1), stay)
+            ch_level[j] = _draw_level(level_cdf[j], _hash_uniform(chain_keys[j], np.int64(0)))
+            ch_next[j] = _geometric_gap(_hash_uniform(chain_keys[j], np.int64(1)), stay)
             ch_n[j] = 2
 
     to_start = np.empty(m, np.int64)
@@ -233,10 +233,11 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         times[0] = script_t[0]
     else:
         times[0] = arr_rng.exponential(1.0 / total_rate)
-    _tree_update(tree, times, size, 0)
+    # np.int64, not a literal: numba compiles a callee once more for every literal argument
+    _tree_update(tree, times, size, np.int64(0))
     if chg_time.shape[0] > 0:
         times[1] = chg_time[0]
-        _tree_update(tree, times, size, 1)
+        _tree_update(tree, times, size, np.int64(1))
     c_ptr = 0
 
     while True:
@@ -261,7 +262,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     cls += 1
                 w = _draw_work(work_rng, work_code)
                 times[0] = now + arr_rng.exponential(1.0 / total_rate)
-            _tree_update(tree, times, size, 0)
+            _tree_update(tree, times, size, np.int64(0))
             n_free -= 1
             task = free[n_free]
             t_arr[task] = now
@@ -311,7 +312,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_trace += 1
             c_ptr += 1
             times[1] = chg_time[c_ptr] if c_ptr < chg_time.shape[0] else inf
-            _tree_update(tree, times, size, 1)
+            _tree_update(tree, times, size, np.int64(1))
         else:
             # ---------------------------------------------------------------- completion
             j = slot - 2
@@ -397,7 +398,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         for j in range(lo, hi + 1):
             if not is_idle[j] or q_total == 0:
                 continue
-            bi = -1
+            bi = np.int64(-1)  # np.int64, not the literal -1: one compile of _heap_pop
             bkey = 0.0
             if rule is None:
                 for i in range(n):

@@ -95,7 +95,7 @@ def _csa(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget
     hs = np.empty(cap, np.float64)
     hk = np.empty(cap, np.int64)
     he = np.empty(cap, np.float64)
-    hsize = 0
+    hsize = np.int64(0)  # not the literal 0: _heap_pop would be compiled for Literal[int](0) as well
     alt_start = np.empty(16, np.float64)
     alt_nodes = np.empty((16, n), np.int64)
     A = 0

@@ -62,7 +62,7 @@ def exact_proc_time_with(i_node, len_order, cand_end, node_len, node_cost, t, n,
 
     Returns True and the window in ``inc`` if there is one.
     """
-    G = 0
+    G = np.int64(0)  # not the literal 0: _pt_search would be compiled for Literal[int](0) as well
     m = 0
     last_len = -1.0
     for p in range(len_order.shape[0]):
@@ -108,7 +108,7 @@ def _pt_search(G, gstart, gsize, glen, gnode, suffix_min_cost, node_len, node_co
     ``best_prev`` strictly. Iterative, because numba cannot cache recursive functions.
     """
     tol = 1e-10
-    g = 0
+    g = np.int64(0)  # not the literal 0: _pt_leaf would be compiled for Literal[int](0) as well
     lvl_k[0] = n - 1
     lvl_proc[0] = node_len[i_node]
     lvl_cost[0] = node_cost[i_node]
