@@ -315,14 +315,14 @@ def _run_messages(t_inject, src, dst, npk, arrival, cursor, t_routing, next_link
         if ti == np.inf and th == np.inf:
             break
         if ti <= th:                    # injections first at equal times (priority 1)
-            if not room(pk, msg, ctr, 1):
+            if not room(pk, msg, ctr, np.int64(1)):  # np.int64, not literals: one compile each
                 cursor[0] = i
                 return NEED_ROOM
-            inject(ti, src[i], dst[i], npk[i], -1, i, t_routing, next_link, link_dst, link_time, dev, pk, msg,
+            inject(ti, src[i], dst[i], npk[i], np.int64(-1), i, t_routing, next_link, link_dst, link_time, dev, pk, msg,
                    msgf, heap, ctr, acc)
             i += 1
             continue
-        if not room(pk, msg, ctr, 0):
+        if not room(pk, msg, ctr, np.int64(0)):
             cursor[0] = i
             return NEED_ROOM
         t, prio, data = heap_pop(heap, ctr)

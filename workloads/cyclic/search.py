@@ -44,7 +44,7 @@ def find_window(slot_node, slot_start, slot_end, node_len, node_cost, node_mask,
                                      n, criterion == MIN_FINISH_EXACT)
     else:   # MIN_RUNTIME, MIN_FINISH: the source's greedy with the "swap" budget test
         result = _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                              criterion == MIN_FINISH, False)
+                              criterion == MIN_FINISH, np.bool_(False))  # not the literal: one compile
     return result[0], result[1], result[2]
 
 
