@@ -6,6 +6,7 @@ same tries in the same order, so it returns the same ``(choice, found, complete)
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
 
 
 def cross_job(conflict: np.ndarray, sizes) -> np.ndarray:
@@ -14,6 +15,41 @@ def cross_job(conflict: np.ndarray, sizes) -> np.ndarray:
     combination step sees."""
     owner = np.repeat(np.arange(len(sizes)), sizes)
     return (conflict | conflict.T) & (owner[:, None] != owner[None, :])
+
+
+def drawn_call(data, sizes):
+    """A random call of the conflict-free search drawn by hypothesis: ``(offsets, key, gq, G,
+    conflict)``, job i owning ``sizes[i]`` alternatives, keys and levels 1-12, a cross-job
+    conflict matrix of density 0.15, 0.35 or 0.6, and a limit between a third of the levels'
+    sum and all of it."""
+    from schedsweep.workloads.cyclic.dp import levels
+
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    A = int(offsets[-1])
+    key = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
+    gq = levels(np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A))), 1.0)
+    density = data.draw(st.sampled_from([0.15, 0.35, 0.6]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    conflict = cross_job(rng.random((A, A)) < density, sizes)
+    G = np.int64(data.draw(st.integers(int(gq.sum()) // 3, int(gq.sum()))))
+    return offsets, key, gq, G, conflict
+
+
+def slot_call(rng, J, nodes, horizon):
+    """A call shaped like the workload's: each alternative holds ``n_i`` of ``nodes`` nodes over
+    an interval of its job's length; two alternatives of different jobs conflict when they share a
+    node at overlapping times. ``(offsets, conflict)``."""
+    sizes = rng.integers(3, 7, J)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    owner = np.repeat(np.arange(J), sizes)
+    n_i, length = rng.integers(1, 4, J), rng.integers(2, 5, J)
+    use = np.zeros((len(owner), nodes), bool)
+    for a, i in enumerate(owner):
+        use[a, rng.choice(nodes, n_i[i], replace=False)] = True
+    start, ln = rng.integers(0, horizon, len(owner)), length[owner]
+    share = (use[:, None, :] & use[None, :, :]).any(-1)
+    overlap = (start[:, None] < start[None, :] + ln[None, :]) & (start[None, :] < start[:, None] + ln[:, None])
+    return offsets, share & overlap & (owner[:, None] != owner[None, :])
 
 
 def counting_feasible(offsets, key, gq, G, conflict, limit):

@@ -18,23 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.cyclic_clique import _coloured
-from naive_cycdef import cross_job
-from schedsweep.workloads.cyclic.dp import _feasible, levels
+from naive_cycdef import drawn_call, slot_call
+from schedsweep.workloads.cyclic.dp import _feasible
 
 BIG = 10**9
 ANY_DEPTH = 1 << 30
-
-
-def _instance(data, sizes):
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    A = int(offsets[-1])
-    key = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
-    gq = levels(np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A))), 1.0)
-    density = data.draw(st.sampled_from([0.15, 0.35, 0.6]))
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    conflict = cross_job(rng.random((A, A)) < density, sizes)
-    G = np.int64(data.draw(st.integers(int(gq.sum()) // 3, int(gq.sum()))))
-    return offsets, key, gq, G, conflict
 
 
 def _exists(offsets, gq, G, conflict):
@@ -46,7 +34,7 @@ def _exists(offsets, gq, G, conflict):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.booleans())
 def test_without_a_bound_it_is_the_current_search(sizes, data, weighted):
-    offsets, key, gq, G, conflict = _instance(data, sizes)
+    offsets, key, gq, G, conflict = drawn_call(data, sizes)
     cap = data.draw(st.sampled_from([1, 3, 10, 100, BIG]))
     want = _feasible(offsets, key, gq, G, conflict, cap, weighted, 0, 0)
     choice, found, complete, tries = _coloured(offsets, key, gq, G, conflict, cap, weighted, 0, ANY_DEPTH, 0, ANY_DEPTH)
@@ -58,7 +46,7 @@ def test_without_a_bound_it_is_the_current_search(sizes, data, weighted):
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.sampled_from([0, 1, 2, 3]), st.booleans())
 def test_each_bound_is_exact(sizes, data, bound, weighted):
     """Each colouring bound, with or without the nogood cache (2^4 slots: collisions replace)."""
-    offsets, key, gq, G, conflict = _instance(data, sizes)
+    offsets, key, gq, G, conflict = drawn_call(data, sizes)
     depth = data.draw(st.sampled_from([1, 3, ANY_DEPTH]))
     memo = data.draw(st.sampled_from([(0, ANY_DEPTH), (4, ANY_DEPTH), (14, 2), (14, ANY_DEPTH)]))
     choice, found, complete, tries = _coloured(offsets, key, gq, G, conflict, BIG, weighted, bound, depth, *memo)
@@ -73,30 +61,13 @@ def test_each_bound_is_exact(sizes, data, bound, weighted):
         assert list(choice) == list(plain) and tries <= plain_tries
 
 
-def _slot_call(rng, J, nodes=6, horizon=8):
-    """A call shaped like the workload's: each alternative holds ``n_i`` of ``nodes`` nodes over
-    an interval of its job's length; two alternatives of different jobs conflict when they share a
-    node at overlapping times."""
-    sizes = rng.integers(3, 7, J)
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    owner = np.repeat(np.arange(J), sizes)
-    n_i, length = rng.integers(1, 4, J), rng.integers(2, 5, J)
-    use = np.zeros((len(owner), nodes), bool)
-    for a, i in enumerate(owner):
-        use[a, rng.choice(nodes, n_i[i], replace=False)] = True
-    start, ln = rng.integers(0, horizon, len(owner)), length[owner]
-    share = (use[:, None, :] & use[None, :, :]).any(-1)
-    overlap = (start[:, None] < start[None, :] + ln[None, :]) & (start[None, :] < start[:, None] + ln[:, None])
-    return offsets, share & overlap & (owner[:, None] != owner[None, :])
-
-
 def test_the_bounds_prune_on_seeded_calls():
     """Larger seeded calls (10 jobs, 3-6 alternatives each): every bound and the cache decide as
     the search without them, return its first combination, and need fewer tries on some calls."""
     rng = np.random.default_rng(20261126)
     fewer = {(1, 0): 0, (2, 0): 0, (3, 0): 0, (0, 14): 0}
     for _ in range(30):
-        offsets, conflict = _slot_call(rng, 10)
+        offsets, conflict = slot_call(rng, 10, nodes=6, horizon=8)
         A = int(offsets[-1])
         key = rng.integers(1, 13, A).astype(float)
         gq = rng.integers(1, 13, A).astype(np.int64)
@@ -117,7 +88,7 @@ def test_the_cache_keeps_the_level_it_was_proved_at():
     rng = np.random.default_rng(1)
     pruned = 0
     for _ in range(60):
-        offsets, conflict = _slot_call(rng, 10, nodes=8, horizon=10)
+        offsets, conflict = slot_call(rng, 10, nodes=8, horizon=10)
         A = int(offsets[-1])
         key = rng.integers(1, 13, A).astype(float)
         gq = rng.integers(1, 4, A).astype(np.int64)

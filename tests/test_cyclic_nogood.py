@@ -17,47 +17,18 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from naive_cycdef import cross_job
+from naive_cycdef import drawn_call, slot_call
 from schedsweep.workloads.cyclic import dp
-from schedsweep.workloads.cyclic.dp import STRATEGIES, _feasible, choose, levels, strategy_arrays
+from schedsweep.workloads.cyclic.dp import STRATEGIES, _feasible, choose, strategy_arrays
 
 BIG = 10**9
-
-
-def _instance(data, sizes):
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    A = int(offsets[-1])
-    key = np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A)))
-    gq = levels(np.array(data.draw(st.lists(st.integers(1, 12).map(float), min_size=A, max_size=A))), 1.0)
-    density = data.draw(st.sampled_from([0.15, 0.35, 0.6]))
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    conflict = cross_job(rng.random((A, A)) < density, sizes)
-    G = np.int64(data.draw(st.integers(int(gq.sum()) // 3, int(gq.sum()))))
-    return offsets, key, gq, G, conflict
-
-
-def slot_call(rng, J, nodes=8, horizon=10):
-    """A call shaped like the workload's: each alternative holds ``n_i`` of ``nodes`` nodes over
-    an interval of its job's length; two alternatives of different jobs conflict when they share a
-    node at overlapping times."""
-    sizes = rng.integers(3, 7, J)
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    owner = np.repeat(np.arange(J), sizes)
-    n_i, length = rng.integers(1, 4, J), rng.integers(2, 5, J)
-    use = np.zeros((len(owner), nodes), bool)
-    for a, i in enumerate(owner):
-        use[a, rng.choice(nodes, n_i[i], replace=False)] = True
-    start, ln = rng.integers(0, horizon, len(owner)), length[owner]
-    share = (use[:, None, :] & use[None, :, :]).any(-1)
-    overlap = (start[:, None] < start[None, :] + ln[None, :]) & (start[None, :] < start[:, None] + ln[:, None])
-    return offsets, share & overlap & (owner[:, None] != owner[None, :])
 
 
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.booleans(),
        st.sampled_from([(4, 1 << 30), (14, 2), (14, 1 << 30)]))
 def test_the_cache_is_exact(sizes, data, weighted, memo):
-    offsets, key, gq, G, conflict = _instance(data, sizes)
+    offsets, key, gq, G, conflict = drawn_call(data, sizes)
     choice, found, complete = _feasible(offsets, key, gq, G, conflict, BIG, weighted, *memo)
     assert complete
     exists = any(sum(gq[a] for a in c) <= G and not any(conflict[a, b] for a, b in itertools.combinations(c, 2))
@@ -77,7 +48,7 @@ def test_choose_with_a_tiny_cache_returns_the_documented_choice(sizes, data, str
     """2^2 slots, every depth: collisions replace proofs all the time; the choice is unchanged."""
     from naive_cycdef import documented_choice
 
-    offsets, time, cost, _, conflict = _instance(data, sizes)
+    offsets, time, cost, _, conflict = drawn_call(data, sizes)
     v, g, maximize = strategy_arrays(strategy, time, cost.astype(float))
     saved = dp.NOGOOD_BITS, dp.NOGOOD_DEPTH
     dp.NOGOOD_BITS, dp.NOGOOD_DEPTH = 2, 1 << 30
@@ -98,7 +69,7 @@ def test_the_cache_keeps_the_level_it_was_proved_at():
     rng = np.random.default_rng(1)
     cut = 0
     for _ in range(60):
-        offsets, conflict = slot_call(rng, 10)
+        offsets, conflict = slot_call(rng, 10, nodes=8, horizon=10)
         A = int(offsets[-1])
         key = rng.integers(1, 13, A).astype(float)
         gq = rng.integers(1, 4, A).astype(np.int64)
