@@ -7,6 +7,11 @@ process with the same cache directory does the same: what loading the cache cost
 
     python -m benchmarks.bench_compile                 # the worst case of each workload
     python -m benchmarks.bench_compile jobs/mm1.toml --set params.customers=100   # any specs
+    python -m benchmarks.bench_compile --repeat 3      # the median of 3 cold runs per spec
+
+This machine's CPU-s for the same compile move by up to ±20% from run to run (26 Nov: one
+spec read 25.2 and 37.3 CPU-s ten minutes apart, load 1.0), so compare medians of repeats,
+and two versions of the code in alternating runs.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,20 +78,29 @@ def main() -> None:
     parser.add_argument("specs", nargs="*", help="spec files (default: the worst case of each workload)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override for the specs given (as schedsweep run --set)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="cold runs per spec, each with an empty cache (the median is reported)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1:])
         return
     specs = {s: args.set for s in args.specs} if args.specs else WORST
+    if args.repeat < 1:
+        raise SystemExit(f"--repeat must be >= 1, got {args.repeat}")
     print("| spec (reduced) | cells | cold compile CPU s | cached: load CPU s | imports CPU s |")
     print("|---|---|---|---|---|")
     for spec, overrides in specs.items():
-        with tempfile.TemporaryDirectory() as d:
-            cold = measure(spec, overrides, Path(d))
-            warm = measure(spec, overrides, Path(d))
+        colds = []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory() as d:
+                cold = measure(spec, overrides, Path(d))
+                colds.append(cold["first"] - cold["second"])
+                if len(colds) == 1:
+                    warm = measure(spec, overrides, Path(d))
         label = spec + (f" ({', '.join(overrides)})" if overrides else "")
-        print(f"| {label} | {cold['cells']} | {cold['first'] - cold['second']:.1f} | "
+        runs = f" ({', '.join(f'{c:.1f}' for c in colds)})" if len(colds) > 1 else ""
+        print(f"| {label} | {cold['cells']} | {statistics.median(colds):.1f}{runs} | "
               f"{warm['first'] - warm['second']:.2f} | {cold['imports']:.2f} |", flush=True)
 
 

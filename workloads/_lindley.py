@@ -1,11 +1,12 @@
 """The numba kernel of :mod:`.mm1` (kept apart so that declaring the workload does not import numba)."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import kernel
 
-@numba.njit(cache=True)
+
+@kernel
 def lindley(interarrival: np.ndarray, service: np.ndarray, warmup: int,
             sojourn: np.ndarray) -> tuple[float, float]:
     """Waits by the Lindley recursion W[k+1] = max(0, W[k] + S[k] - A[k+1]); ``sojourn``

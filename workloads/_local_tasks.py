@@ -3,11 +3,12 @@ draws and formulas are documented there). Kept apart so that importing the envir
 parameters (the slot workloads' declarations) does not import numba."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import kernel
 
-@numba.njit(cache=True)
+
+@kernel
 def local_schedule(rng, load: np.ndarray, interval: float, task_min: float, task_max: float):
     """Slots of every node: local tasks placed between random gaps (see module docstring).
 

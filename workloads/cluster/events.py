@@ -15,10 +15,9 @@ which is the same order as pushing them with priority 1 (the lowest) and cheaper
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._jit import kernel_inline
+from ._jit import allocating, kernel_inline
 
 # Event kinds (spec priorities: 1 arrival, 2 link end, 3 routing end, 4 computation end,
 # 5 start of a scheduled job). KILL is the scheduler's forced end of computation at the
@@ -57,14 +56,14 @@ def _less(t1: float, k1: int, t2: float, k2: int) -> bool:
     return t1 < t2 or (t1 == t2 and k1 < k2)
 
 
-@numba.njit(cache=True)
+@allocating
 def heap_new(capacity: int):
     """Empty heap arrays (time, key, data) of the given capacity."""
     capacity = max(capacity, 4)
     return np.empty(capacity, np.float64), np.empty(capacity, np.int64), np.empty(capacity, np.int64)
 
 
-@numba.njit(cache=True)
+@allocating
 def heap_grow(ht, hk, hd):
     """Arrays of twice the capacity holding the same events (call when full)."""
     n = ht.size

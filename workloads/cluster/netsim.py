@@ -23,13 +23,12 @@ compared on a delay-free star by ``tests/test_cluster_network_kernel.py``).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from . import events, simulator
 from . import network as net
 from . import spmd
-from ._jit import kernel
+from ._jit import allocating, kernel
 from .bookkeeping import (
     EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish)
 from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
@@ -37,7 +36,7 @@ from .simulator import Result, _enqueue
 from .topology import Topology
 
 
-@numba.njit(cache=True)
+@allocating
 def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
     """Twice the pool (at least ``extra`` more), new slots chained before the old free list."""
     old = pool.shape[1]
@@ -53,7 +52,7 @@ def _grow(pool, next_row: int, ctr, free_slot: int, extra: int):
     return new
 
 
-@numba.njit(cache=True)
+@allocating
 def _grow_msgf(msgf, cap: int):
     new = np.zeros((msgf.shape[0], cap))
     for r in range(msgf.shape[0]):
@@ -70,7 +69,7 @@ def _easy(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan
               alloc_policy, policy_q)
 
 
-@numba.njit(cache=True)
+@allocating
 def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
              dplan, q, cand_node, cand_k, rng, seed, mean_bytes, payload, node_speed, pr, prf, pi, njb, njbf,
              t_routing, next_link, link_dst, link_time, dev, lnk, pk, msg, msgf, nheap, nctr, nacc, done, max_deg,

@@ -7,13 +7,12 @@ real changes. Capacity: every window adds at most two steps, so 2 × jobs + 4 su
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._jit import kernel
+from ._jit import allocating, kernel
 
 
-@numba.njit(cache=True)
+@allocating
 def new(capacity: int, total: int):
     pt = np.zeros(capacity, np.float64)
     pf = np.zeros(capacity, np.int64)

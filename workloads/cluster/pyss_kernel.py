@@ -22,13 +22,12 @@ a pass rebuilds it only after it changed.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._jit import kernel
+from ._jit import allocating, kernel
 
 # functions that allocate (argsort, the state arrays) need numba's reference counting
-jit = numba.njit(cache=True)
+jit = allocating
 
 FCFS, EASY, CONSERVATIVE = 0, 1, 2
 NAMES = ("fcfs", "easy", "conservative")

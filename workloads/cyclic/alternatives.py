@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .search import FIRST_FIT, cut_spans, find_window, first_fit
 
 
@@ -38,7 +38,7 @@ class Alternatives(NamedTuple):
         return int(self.offsets[q + 1] - self.offsets[q])
 
 
-@numba.njit(cache=True)
+@kernel
 def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mask, budget, n,
             criterion, cap):
     """Rounds of searches with cutting. Returns found windows in the order found and the slots left."""
@@ -98,7 +98,7 @@ def _rounds(slot_node, slot_start, slot_end, jobs, node_len, node_cost, node_mas
     return a_owner[:A], a_start[:A], a_nodes[:A], slot_node, slot_start, slot_end
 
 
-@numba.njit(cache=True)
+@kernel
 def _group(owner, start, nodes, J, jobs, node_len, node_cost):
     """Sort the windows by owner (stable) and compute runtime, processor time and cost."""
     A = owner.shape[0]
@@ -162,7 +162,7 @@ def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: n
     return Alternatives(jobs, offsets, start, nodes, runtime, proc, cost), (sn, ss, se)
 
 
-@numba.njit(cache=True)
+@kernel
 def _conflicts(offsets, jobs, start, nodes, node_len):
     A = start.shape[0]
     J = offsets.shape[0] - 1

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .choices import BUDGET_RULES, VARIANTS  # handed on from here too
 from .occupancy import add_busy, group_by_node, next_free
 
 
-@numba.njit(cache=True)
+@kernel
 def _earliest(j, now, ptr, fs, fe, node_len, node_cost, budget, n, enforce,
               busy_start, busy_end, busy_count, f, out):
     """Earliest start ``>= now`` of job j and its nodes (into ``out``); inf if none."""
@@ -90,7 +90,7 @@ def _earliest(j, now, ptr, fs, fe, node_len, node_cost, budget, n, enforce,
         t = t_next
 
 
-@numba.njit(cache=True)
+@kernel
 def _simulate(ptr, fs, fe, queue, committed, start, job_nodes, node_len, node_cost, budget, n, rho,
               easy, enforce, slot_starts_sorted):
     """Run the queue; ``committed`` jobs (with ``start``/``job_nodes`` set) are fixed in advance.
@@ -150,7 +150,7 @@ def _simulate(ptr, fs, fe, queue, committed, start, job_nodes, node_len, node_co
         now = nxt
 
 
-@numba.njit(cache=True)
+@kernel
 def _plan(queue, committed, waiting, start, job_nodes, res_t, res_nodes, node_len, node_cost, budget, n, rho,
           easy, enforce, now, ptr, fs, fe, busy_start, busy_end, busy_count, f, out):
     """Re-plan at ``now``: committed jobs busy until their reserved end (or their actual end if

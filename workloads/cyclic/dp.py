@@ -79,9 +79,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .choices import STRATEGIES  # strategy -> (value v, constraint quantity g, maximise v?)
 
 
@@ -92,7 +92,7 @@ class Combination(NamedTuple):
     value: float        #: total v of the chosen combination
 
 
-@numba.njit(cache=True)
+@kernel
 def _dp(offsets, v, gq, G, maximize):
     """The DP on integer quantities ``gq`` and limit ``G``. Returns (choice, feasible)."""
     J = offsets.shape[0] - 1
@@ -159,7 +159,7 @@ def _dp(offsets, v, gq, G, maximize):
     return choice, True
 
 
-@numba.njit(cache=True)
+@kernel
 def _bnb(offsets, v, gq, G, maximize, conflict, J, limit, start=None):
     """Branch and bound over the first ``J`` jobs; returns (choice, found, best value, complete).
 
@@ -269,7 +269,7 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J, limit, start=None):
     return best_choice, found, sign * best, True
 
 
-@numba.njit(cache=True)
+@kernel
 def _popcount(x):
     """Set bits of a uint64 (SWAR)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -278,7 +278,7 @@ def _popcount(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@numba.njit(cache=True)
+@kernel
 def _subproblem(open_bits, blk_d, S):
     """The open jobs' candidates at a depth (into ``S``) and their hash (uint64)."""
     h = np.uint64(0)
@@ -289,7 +289,7 @@ def _subproblem(open_bits, blk_d, S):
     return h
 
 
-@numba.njit(cache=True)
+@kernel
 def _same_row(keys, h, S):
     """Row ``h`` of ``keys`` equals ``S``."""
     for w in range(S.shape[0]):
@@ -298,7 +298,7 @@ def _same_row(keys, h, S):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0, memo_depth=0):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
 

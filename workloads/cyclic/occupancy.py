@@ -7,11 +7,11 @@ Everything here is time in the units of the interval.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+from .._jit import kernel
 
 
-@numba.njit(cache=True)
+@kernel
 def group_by_node(slot_node, slot_start, slot_end, nodes):
     """Slots grouped by node, each node's slots in time order: ``(ptr int64[nodes+1], start, end)``."""
     m = slot_node.shape[0]
@@ -33,7 +33,7 @@ def group_by_node(slot_node, slot_start, slot_end, nodes):
     return ptr, fs, fe
 
 
-@numba.njit(cache=True)
+@kernel
 def next_free(ptr, fs, fe, k, t, length, busy_start, busy_end, busy_count):
     """Earliest ``s >= t`` with ``[s, s + length]`` inside one slot of node k and clear of
     its busy intervals; ``inf`` if there is none before the end of the interval."""
@@ -53,7 +53,7 @@ def next_free(ptr, fs, fe, k, t, length, busy_start, busy_end, busy_count):
     return np.inf
 
 
-@numba.njit(cache=True)
+@kernel
 def add_busy(busy_start, busy_end, busy_count, k, start, end):
     """Mark ``[start, end)`` busy on node k."""
     c = busy_count[k]

@@ -23,9 +23,9 @@ replication with a message naming it, the alternative, its job and its start.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .._plugins import PluginError, resolve
 from .choices import VO_LIMITS  # noqa: F401 - handed on
 from .points import PLUGINS, VO_CRITERION  # noqa: F401 - declared without numba, for the listing
@@ -53,7 +53,7 @@ def min_idle(a, time, cost, start, runtime, proc_time, budget):
     return -time[a]
 
 
-@numba.njit(cache=True)
+@kernel
 def _vo_values(criterion, time, cost, start, runtime, proc_time, budget, out):
     """``out[a] = criterion(a, ...)`` for every alternative; the first NaN's index, or -1."""
     for a in range(out.shape[0]):

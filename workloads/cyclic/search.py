@@ -16,9 +16,9 @@ can have a window now.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from ..slot_selection.aep import _scan_amp, _scan_greedy, _scan_min_cost, _scan_runtime_exact
 from ..slot_selection.exactsum import sum_le
 
@@ -32,7 +32,7 @@ USER_CRITERIA_EXACT = np.array([AMP, MIN_RUNTIME_EXACT, MIN_FINISH_EXACT, MIN_CO
 FIRST_FIT = AMP
 
 
-@numba.njit(cache=True)
+@kernel
 def find_window(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion):
     """One AEP scan on a sorted slot list: ``(found, start, nodes int64[n] ascending)``."""
     if criterion == AMP:
@@ -48,7 +48,7 @@ def find_window(slot_node, slot_start, slot_end, node_len, node_cost, node_mask,
     return result[0], result[1], result[2]
 
 
-@numba.njit(cache=True)
+@kernel
 def first_fit(slot_node, slot_start, slot_end, node_len, node_cost, cost_order, node_mask, budget, n,
               t_from, cand_end, W, vals):
     """AMP's window from step time ``t_from`` on: ``(found, start, nodes int64[n] ascending)``.
@@ -88,7 +88,7 @@ def first_fit(slot_node, slot_start, slot_end, node_len, node_cost, cost_order, 
     return False, np.nan, np.empty(0, np.int64)
 
 
-@numba.njit(cache=True)
+@kernel
 def cut_spans(slot_node, slot_start, slot_end, nodes, start, lens):
     """The slot list with ``[start, start + lens[q]]`` removed on each node ``nodes[q]``.
 

@@ -23,13 +23,13 @@ last trace-back is followed. Cost: at most N DPs a call, each over the jobs left
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .dp import Combination, _dp, levels, placed_value, prepared
 
 
-@numba.njit(cache=True)
+@kernel
 def _sequential(offsets, v, gq, g, G, maximize, conflict):
     """The rule of the module docstring on integer levels ``gq`` and limit ``G``.
 

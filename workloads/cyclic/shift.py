@@ -13,13 +13,13 @@ current start, which is itself feasible.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .occupancy import add_busy, group_by_node, next_free
 
 
-@numba.njit(cache=True)
+@kernel
 def _shift(ptr, fs, fe, start, nodes, node_len, order):
     N = start.shape[0]
     node_count = ptr.shape[0] - 1

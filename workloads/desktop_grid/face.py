@@ -32,9 +32,9 @@ around ``_solve`` would cost seconds of cold compilation.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .simplex import C_FAILED, C_SOLVES, _delta, _new_cost, _solve
 
 TOP_UB = 1.0 + 1e-9     # delta_ij <= sum_i delta_ij <= 1 (machine rows), up to the feasibility tolerance
@@ -46,7 +46,7 @@ F_ROUNDS, F_ENTRY, F_AMBIGUOUS, F_TOP, F_FALLBACK = 0, 1, 2, 3, 4
 _P_U, _P_LOW, _P_ALL, _P_DONE = 0, 1, 2, 3
 
 
-@numba.njit(cache=True)
+@kernel
 def _raise_to(fmax, delta):
     """``fmax = max(fmax, delta)``."""
     n, m = fmax.shape
@@ -56,7 +56,7 @@ def _raise_to(fmax, delta):
                 fmax[i, j] = delta[i, j]
 
 
-@numba.njit(cache=True)
+@kernel
 def _next_entry(phase, in_u, exact, fmax, avail, threshold):
     """The first entry ``i*M + j`` that needs its own maximum in ``phase``, or -1."""
     n, m = fmax.shape
@@ -73,7 +73,7 @@ def _next_entry(phase, in_u, exact, fmax, avail, threshold):
     return -1
 
 
-@numba.njit(cache=True)
+@kernel
 def _top_in_doubt(in_u, fmax, avail, zero_tol, top):
     """Whether an entry's value lies in ``(zero_tol * top, zero_tol * TOP_UB]``: in the
     support unless the largest face maximum is above ``top``."""
@@ -85,7 +85,7 @@ def _top_in_doubt(in_u, fmax, avail, zero_tol, top):
     return False
 
 
-@numba.njit(cache=True)
+@kernel
 def _face_support(A, ptr, row, val, b_face, bcur, avail, a, Binv, xb, d, head, pos, istate,
                   zero_tol, w, alpha_r, y, cols, cost_face, delta, fmax, exact, in_u, support,
                   counts, fcounts):

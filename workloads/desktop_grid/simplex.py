@@ -37,8 +37,8 @@ is restored after the search, so the next state starts dual feasible.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+from .._jit import kernel
 
 PTOL = 1e-9        # primal feasibility (scaled units: y <= 1, lambda in multiples of alpha)
 DTOL = 1e-9        # dual feasibility (reduced costs)
@@ -109,7 +109,7 @@ def new_state(n: int, m: int) -> dict:
 # The basis inverse ``Binv`` (nr, nr) is kept explicitly; the constraint matrix is used in
 # compressed columns (``ptr``, ``row``, ``val``): a pivot costs one row of ``Binv A`` (about
 # 2NM products), one column ``Binv a_k`` and a rank-one update of ``Binv`` (nr^2).
-@numba.njit(cache=True)
+@kernel
 def _row_of_binv_a(Binv, r, ptr, row, val, out):
     """``out[c] = (Binv A)[r, c]`` for every column c."""
     for c in range(ptr.shape[0] - 1):
@@ -119,7 +119,7 @@ def _row_of_binv_a(Binv, r, ptr, row, val, out):
         out[c] = s
 
 
-@numba.njit(cache=True)
+@kernel
 def _col_of_binv_a(Binv, k, ptr, row, val, out):
     """``out = Binv a_k``."""
     nr = Binv.shape[0]
@@ -131,7 +131,7 @@ def _col_of_binv_a(Binv, k, ptr, row, val, out):
             out[i] += Binv[i, q] * v
 
 
-@numba.njit(cache=True)
+@kernel
 def _pivot(Binv, xb, d, head, pos, r, k, w, alpha_r, cols):
     """Basis change: column k enters in row r. ``w = Binv a_k`` and ``alpha_r = (Binv A)[r]``
     taken before the change; ``cols`` is scratch (nr,) int64."""
@@ -168,7 +168,7 @@ def _pivot(Binv, xb, d, head, pos, r, k, w, alpha_r, cols):
     pos[k] = r
 
 
-@numba.njit(cache=True)
+@kernel
 def _slack_basis(Binv, head, pos, slack0):
     nr = Binv.shape[0]
     Binv[:, :] = 0.0
@@ -179,7 +179,7 @@ def _slack_basis(Binv, head, pos, slack0):
         pos[slack0 + i] = i
 
 
-@numba.njit(cache=True)
+@kernel
 def _refactor(A, Binv, head):
     """``Binv = B^-1`` for the basic columns ``head`` (Gauss-Jordan, partial pivoting).
     False if the basis is numerically singular."""
@@ -212,7 +212,7 @@ def _refactor(A, Binv, head):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _rhs(Binv, b, xb):
     nr = Binv.shape[0]
     for i in range(nr):
@@ -223,7 +223,7 @@ def _rhs(Binv, b, xb):
         xb[i] = s
 
 
-@numba.njit(cache=True)
+@kernel
 def _duals(Binv, cost, head, y):
     nr = Binv.shape[0]
     y[:] = 0.0
@@ -234,7 +234,7 @@ def _duals(Binv, cost, head, y):
                 y[r] += cb * Binv[i, r]
 
 
-@numba.njit(cache=True)
+@kernel
 def _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d):
     _duals(Binv, cost, head, y)
     for c in range(d.shape[0]):
@@ -247,14 +247,14 @@ def _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d):
             d[c] = s
 
 
-@numba.njit(cache=True)
+@kernel
 def _new_cost(Binv, cost, head, pos, ptr, row, val, y, d):
     """Reduced costs ``d`` of a new objective ``cost`` for the current basis (before
     :func:`_solve` with it)."""
     _reduced_costs(Binv, cost, head, pos, ptr, row, val, y, d)
 
 
-@numba.njit(cache=True)
+@kernel
 def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit, counts):
     """Dual simplex from a dual feasible basis. 0 optimal, 1 infeasible, 2 iteration limit,
     4 numerical trouble."""
@@ -293,7 +293,7 @@ def _dual_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit
     return 2
 
 
-@numba.njit(cache=True)
+@kernel
 def _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, maxit, counts):
     """Primal simplex from a primal feasible basis (Dantzig, then Bland after a run of
     degenerate pivots). 0 optimal, 2 iteration limit, 3 unbounded, 4 numerical trouble."""
@@ -340,7 +340,7 @@ def _primal_simplex(Binv, xb, d, head, pos, ptr, row, val, w, alpha_r, cols, max
     return 2
 
 
-@numba.njit(cache=True)
+@kernel
 def _certified(cost, b, Binv, xb, head, ptr, row, val, y):
     """Optimality certificate against the original data: ``x >= 0``, ``Ax = b``,
     ``c - yA >= 0`` with ``y = c_B B^-1``, and ``c x = y b`` (all within CERT_TOL, relative to
@@ -384,7 +384,7 @@ def _certified(cost, b, Binv, xb, head, ptr, row, val, y):
     return abs(primal - dual) <= CERT_TOL * (1.0 + abs(primal) + terms)
 
 
-@numba.njit(cache=True)
+@kernel
 def _solve(A, ptr, row, val, cost, b, bcur, Binv, xb, d, head, pos, istate, w,
            alpha_r, y, cols, counts):
     """Optimal basis for (cost, b) from the current one, whose values ``xb`` belong to the
@@ -452,7 +452,7 @@ def _solve(A, ptr, row, val, cost, b, bcur, Binv, xb, d, head, pos, istate, w,
 
 
 # --------------------------------------------------------------------------- per state
-@numba.njit(cache=True)
+@kernel
 def _delta(xb, head, avail, a, n, m, out):
     """delta = y / a on available machines (0 elsewhere); returns max delta."""
     nv = n * m
@@ -470,7 +470,7 @@ def _delta(xb, head, avail, a, n, m, out):
     return top
 
 
-@numba.njit(cache=True)
+@kernel
 def _zeros(delta, top, avail, zero_tol):
     """Entries of delta on available machines not above zero_tol * max delta."""
     n, m = delta.shape
@@ -483,7 +483,7 @@ def _zeros(delta, top, avail, zero_tol):
     return nz
 
 
-@numba.njit(cache=True)
+@kernel
 def _state_rhs(states, k, n, avail, a, b):
     """Available set, estimates and right-hand side of state k; returns the number of
     available machines."""
@@ -500,7 +500,7 @@ def _state_rhs(states, k, n, avail, a, b):
     return m_av
 
 
-@numba.njit(cache=True)
+@kernel
 def _face_rhs(b, has_alpha, lam, opt_slack, b_face):
     """Right-hand side of the optimal face ``lambda >= lam (1 - opt_slack)``: lambda = that
     bound + lambda' (lam in units of lam_unit)."""
@@ -510,7 +510,7 @@ def _face_rhs(b, has_alpha, lam, opt_slack, b_face):
             b_face[i] = -lam * (1.0 - opt_slack)
 
 
-@numba.njit(cache=True)
+@kernel
 def _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0):
     """``(Binv0, xb0, d0, head0, pos0) = (Binv, xb, d, head, pos)``."""
     Binv0[:, :] = Binv
@@ -520,7 +520,7 @@ def _copy_basis(Binv, xb, d, head, pos, Binv0, xb0, d0, head0, pos0):
     pos0[:] = pos
 
 
-@numba.njit(cache=True)
+@kernel
 def _lambda_of(xb, head, nv):
     lam = 0.0
     for i in range(xb.shape[0]):

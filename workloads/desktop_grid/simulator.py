@@ -24,9 +24,9 @@ completion or to the machine's next failure, whichever is first.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .choices import FCFS, GCMU, LPAS, POLICY_CODE, PST, WORK_CODE, WORK_DET, WORK_EXP, WORK_UNIF  # handed on
 
 
@@ -45,7 +45,7 @@ N_STATS = 11
 BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
-@numba.njit(cache=True)
+@kernel
 def _hash_uniform(key, n):
     """Uniform in (0, 1] from (key, n): splitmix64 of key + n * golden ratio."""
     z = key + np.uint64(n + 1) * np.uint64(0x9E3779B97F4A7C15)
@@ -55,7 +55,7 @@ def _hash_uniform(key, n):
     return (np.float64(z >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
 
 
-@numba.njit(cache=True)
+@kernel
 def _draw_level(cdf, u):
     k = 0
     while k < cdf.shape[0] - 1 and u > cdf[k]:
@@ -63,7 +63,7 @@ def _draw_level(cdf, u):
     return k
 
 
-@numba.njit(cache=True)
+@kernel
 def _geometric_gap(u, stay):
     """Steps until the next re-draw: P(gap >= k + 1) = stay**k."""
     if stay <= 0.0:
@@ -71,14 +71,14 @@ def _geometric_gap(u, stay):
     return 1 + int(np.floor(np.log(u) / np.log(stay)))
 
 
-@numba.njit(cache=True)
+@kernel
 def _chain_jump(j, ch_level, ch_next, ch_n, keys, cdf, stay):
     ch_level[j] = _draw_level(cdf[j], _hash_uniform(keys[j], ch_n[j]))
     ch_next[j] += _geometric_gap(_hash_uniform(keys[j], ch_n[j] + 1), stay)
     ch_n[j] += 2
 
 
-@numba.njit(cache=True)
+@kernel
 def _tree_update(tree, times, size, slot):
     node = (size + slot) >> 1
     while node >= 1:
@@ -88,13 +88,13 @@ def _tree_update(tree, times, size, slot):
         node >>= 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _older(t_arr, t_seq, x, y):
     """Task x waited longer than task y (earlier arrival, then lower arrival number)."""
     return t_arr[x] < t_arr[y] or (t_arr[x] == t_arr[y] and t_seq[x] < t_seq[y])
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     k = hsize[i]
     hsize[i] = k + 1
@@ -108,7 +108,7 @@ def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     heap[i, k] = task
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_pop(heap, hsize, i, t_arr, t_seq):
     top = heap[i, 0]
     n = hsize[i] - 1
@@ -131,7 +131,7 @@ def _heap_pop(heap, hsize, i, t_arr, t_seq):
     return top
 
 
-@numba.njit(cache=True)
+@kernel
 def _draw_work(rng, work_code):
     if work_code == WORK_EXP:
         return rng.exponential(1.0)
@@ -140,7 +140,7 @@ def _draw_work(rng, work_code):
     return 1.0
 
 
-@numba.njit(cache=True)
+@kernel
 def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
               chg_time, chg_machine, chg_up, chg_key, chg_view, chg_next_same, next_down0,
               elig, init_key,

@@ -8,15 +8,15 @@ in :mod:`.face` (every compiled function that reaches ``_solve`` re-optimises it
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .face import F_FALLBACK, _face_support
 from .simplex import (_I_PIVOTS, C_FAILED, C_SEARCH, C_SOLVES, _copy_basis, _delta, _face_rhs,
                       _lambda_of, _new_cost, _solve, _state_rhs, _zeros)
 
 
-@numba.njit(cache=True)
+@kernel
 def solve_states(A, ptr, row, val, cost, has_alpha, lam_unit, states, Binv, xb, d, head, pos,
                  istate, bcur, search, tries, zero_tol, opt_slack, robust, rng, elig, delta_out,
                  lam_out, nz_out, z0_out, counts, fcounts, redo):

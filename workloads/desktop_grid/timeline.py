@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+from .._jit import kernel
 
 
 @dataclass
@@ -141,7 +141,7 @@ def _first_occurrence_keys(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse].astype(np.int64), first[order]
 
 
-@numba.njit(cache=True)
+@kernel
 def _row_hashes(bits: np.ndarray) -> np.ndarray:
     """FNV-1a-style 64-bit hash of each row's words (wrap-around arithmetic)."""
     out = np.empty(bits.shape[0], np.uint64)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .candidates import cheapest, cheapest_within, node_orders, window_values
 from .choices import AEP_ALGORITHMS  # handed on from here too
 from .exact import exact_proc_time_with, exact_runtime_with
@@ -55,7 +55,7 @@ class Window(NamedTuple):
 # ``(found, start, nodes int64[n], slot indices int64[n], runtime, proc_time, cost)``.
 
 
-@numba.njit(cache=True)
+@kernel
 def _state(node_len, n):
     """Candidate bookkeeping and window buffers of one scan."""
     nodes = node_len.shape[0]
@@ -63,7 +63,7 @@ def _state(node_len, n):
             np.empty(n + 1, np.float64), np.empty(n, np.int64), np.empty(n, np.int64))
 
 
-@numba.njit(cache=True)
+@kernel
 def _result(start, best, best_slots, node_len, node_cost, n, vals):
     """``(found, start, nodes, slots, runtime, proc_time, cost)`` of the best window (start NaN: none)."""
     if np.isnan(start):
@@ -77,7 +77,7 @@ def _result(start, best, best_slots, node_len, node_cost, n, vals):
     return True, start, best, best_slots, runtime, proc_time, fsum(vals, n)
 
 
-@numba.njit(cache=True)
+@kernel
 def _min_len(node_len, node_mask):
     m = np.inf
     for j in range(node_len.shape[0]):
@@ -86,7 +86,7 @@ def _min_len(node_len, node_mask):
     return m
 
 
-@numba.njit(cache=True)
+@kernel
 def _keep(W, n, t, cand_slot, best, best_slots):
     """Record window ``W[:n]`` at ``t`` as the best so far (nodes ascending)."""
     best[:] = np.sort(W[:n])
@@ -95,7 +95,7 @@ def _keep(W, n, t, cand_slot, best, best_slots):
     return t
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """amp (and alp): the first step whose n cheapest candidates fit the budget."""
     cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
@@ -113,7 +113,7 @@ def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, b
     return _result(np.nan, best, best_slots, node_len, node_cost, n, vals)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_cost: the new slot plus the n - 1 cheapest other candidates, at every step."""
     cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
@@ -142,7 +142,7 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
     return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
                         finish):
     """min_runtime_exact / min_finish_exact (``finish``): the best window with the new slot."""
@@ -171,7 +171,7 @@ def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, no
     return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
                  finish, literal):
     """min_runtime / min_finish (``finish``): the source's greedy on all candidates, every step."""
@@ -196,7 +196,7 @@ def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
     return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
                  uniforms, retries):
     """min_proc_time: one random n-subset per step, the smallest processor time kept."""
@@ -218,7 +218,7 @@ def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
     return _result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_proc_time_exact: the best window with the new slot, by branch and bound."""
     cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
@@ -334,7 +334,7 @@ def draw_uniforms(rng: np.random.Generator, slots: int, n: int, retries: int = 0
     return rng.random((slots, retries + 1, n))
 
 
-@numba.njit(cache=True)
+@kernel
 def cut_window(slot_node, slot_start, slot_end, win_slots, start, node_len):
     """The slot list with a window's spans cut out (what remains of a cut slot stays a slot).
 

@@ -8,11 +8,11 @@ for a whole scan.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+from .._jit import inline_kernel, kernel
 
 
-@numba.njit(cache=True)
+@kernel
 def node_orders(node_len: np.ndarray, node_cost: np.ndarray):
     """Node ids in slot cost order (cost, id) and in length order (len, cost, id)."""
     cost_order = np.argsort(node_cost, kind="mergesort")
@@ -20,13 +20,13 @@ def node_orders(node_len: np.ndarray, node_cost: np.ndarray):
     return cost_order, len_order
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def valid(j, cand_end, node_len, t):
     # the spec's drop rule: a candidate stays while end - t_w >= len_k
     return cand_end[j] - t >= node_len[j]
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def cheapest(cost_order, cand_end, node_len, t, k, skip, out):
     """The first ``k`` valid candidates in slot cost order (excluding node ``skip``) into ``out``.
 
@@ -45,7 +45,7 @@ def cheapest(cost_order, cand_end, node_len, t, k, skip, out):
     return c
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def cheapest_within(cost_order, cand_end, node_len, node_cost, t, k, skip, total, bound, out):
     """:func:`cheapest`, given up as soon as the window cannot stay within ``bound``.
 
@@ -69,7 +69,7 @@ def cheapest_within(cost_order, cand_end, node_len, node_cost, t, k, skip, total
     return c
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def window_values(nodes, k, node_val, vals):
     """Copy the per-node values of the window's nodes into ``vals``; return their running sum."""
     s = 0.0
@@ -80,7 +80,7 @@ def window_values(nodes, k, node_val, vals):
     return s
 
 
-@numba.njit(cache=True)
+@kernel
 def ids_less(a, b, n, scratch_a, scratch_b):
     """Sorted node ids of window ``a`` lexicographically below those of ``b``."""
     scratch_a[:n] = np.sort(a[:n])

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._jit import inline_kernel, kernel
 from .aep import _all_nodes
 from .candidates import cheapest, window_values
 from .exactsum import fsum, sum_le
@@ -38,12 +38,12 @@ class Alternatives(NamedTuple):
         return self.start.shape[0]
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def _before(s1, k1, s2, k2):
     return s1 < s2 or (s1 == s2 and k1 < k2)
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_push(hs, hk, he, size, s, k, e):
     i = size
     hs[i], hk[i], he[i] = s, k, e
@@ -59,7 +59,7 @@ def _heap_push(hs, hk, he, size, s, k, e):
     return size + 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_pop(hs, hk, he, size):
     """Remove the top; returns the new size (the caller read the top before)."""
     size -= 1
@@ -82,7 +82,7 @@ def _heap_pop(hs, hk, he, size):
     return size
 
 
-@numba.njit(cache=True)
+@kernel
 def _csa(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """All CSA alternatives: ``(starts float64[A], nodes int64[A, n])``."""
     m = slot_node.shape[0]
@@ -134,7 +134,7 @@ def _csa(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget
     return alt_start[:A].copy(), alt_nodes[:A].copy()
 
 
-@numba.njit(cache=True)
+@kernel
 def _summarise(start, nodes, node_len, node_cost):
     """Runtime, finish, processor time and cost (correctly rounded sums) of each alternative."""
     A, n = nodes.shape

@@ -6,14 +6,14 @@ best-so-far), ties to lower cost, then lower sorted node ids.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .candidates import ids_less, valid, window_values
 from .exactsum import fsum, sum_le
 
 
-@numba.njit(cache=True)
+@kernel
 def exact_runtime_with(i_node, len_order, cand_end, node_len, node_cost, t, n, budget, bound,
                         offset, W, vals):
     """Minimum runtime R of a window containing node ``i_node`` with ``offset + R < bound``.
@@ -54,7 +54,7 @@ def exact_runtime_with(i_node, len_order, cand_end, node_len, node_cost, t, n, b
     return np.inf
 
 
-@numba.njit(cache=True)
+@kernel
 def exact_proc_time_with(i_node, len_order, cand_end, node_len, node_cost, t, n, budget, best_prev,
                           gnode, gstart, gsize, glen, smc, take, lvl_k, lvl_proc, lvl_cost, inc, inc_val,
                           W, vals, sa, sb):
@@ -95,7 +95,7 @@ def exact_proc_time_with(i_node, len_order, cand_end, node_len, node_cost, t, n,
 
 
 
-@numba.njit(cache=True)
+@kernel
 def _pt_search(G, gstart, gsize, glen, gnode, suffix_min_cost, node_len, node_cost, budget, i_node, n,
                best_prev, take, lvl_k, lvl_proc, lvl_cost, inc, inc_val, W, vals, sa, sb):
     """Branch and bound over groups of equal slot length for ``min_proc_time_exact``.
@@ -155,7 +155,7 @@ def _pt_search(G, gstart, gsize, glen, gnode, suffix_min_cost, node_len, node_co
         entering = True
 
 
-@numba.njit(cache=True)
+@kernel
 def _pt_leaf(g, gstart, gnode, node_len, node_cost, budget, i_node, n, best_prev, take, inc, inc_val,
              W, vals, sa, sb):
     """Evaluate the complete choice ``take[0:g]`` (plus ``i_node``) against the incumbent."""

@@ -9,14 +9,14 @@ too close to the threshold to decide.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+from .._jit import inline_kernel, kernel
 
 #: Relative margin within which a running (inexact) sum cannot decide a comparison.
 _MARGIN = 1e-10
 
 
-@numba.njit(cache=True)
+@kernel
 def fsum(values: np.ndarray, k: int) -> float:
     """``math.fsum(values[:k])``: Shewchuk's exact partials, CPython's final rounding."""
     partials = np.empty(k + 1, np.float64)
@@ -61,7 +61,7 @@ def fsum(values: np.ndarray, k: int) -> float:
     return hi
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def sum_le(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     """``fsum(values[:k]) <= bound``, deciding on ``approx`` (a running sum) when it is clear."""
     tol = _MARGIN * abs(approx) + 1e-300
@@ -72,7 +72,7 @@ def sum_le(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     return fsum(values, k) <= bound
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def sum_lt(values: np.ndarray, k: int, approx: float, bound: float) -> bool:
     """``fsum(values[:k]) < bound``, deciding on ``approx`` when it is clear."""
     tol = _MARGIN * abs(approx) + 1e-300

@@ -6,14 +6,14 @@ does not apply).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .candidates import valid, window_values
 from .exactsum import sum_le, sum_lt
 
 
-@numba.njit(cache=True)
+@kernel
 def greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, literal, W, vals):
     """The source's greedy minimum-runtime window on the whole candidate list.
 
@@ -58,7 +58,7 @@ def greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, lite
 
 
 
-@numba.njit(cache=True)
+@kernel
 def random_window(cand_end, node_len, node_cost, t, n, budget, u, retries, cands, W, vals):
     """The source's simplified ``min_proc_time`` step: one uniformly drawn n-subset.
 

@@ -25,9 +25,9 @@ start and the window.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .._plugins import PluginError
 from .aep import Window, _keep, _result, _state
 from .candidates import cheapest_within, window_values
@@ -46,7 +46,7 @@ def min_cost(t, window, node_len, node_cost, cand_end):
     return fsum(vals, n)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scan_plugin(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion, bad):
     """The min_cost scan with ``criterion``'s value in place of the cost. On a NaN value it
     stops with ``bad = [t, slot index]`` (else ``bad[0]`` stays NaN)."""
