@@ -28,10 +28,10 @@ import numpy as np
 from . import events, simulator
 from . import network as net
 from . import spmd
-from ._jit import allocating, kernel
+from ._jit import allocating, kernel_inline
 from .bookkeeping import (
     EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish)
-from .queue_policies import conservative_pass, easy_pass, fcfs_pass, scan_pass, start_due
+from .queue_policies import conservative_plan, easy_pass, fcfs_pass, scan_pass, start_due
 from .simulator import Result, _enqueue
 from .topology import Topology
 
@@ -61,12 +61,10 @@ def _grow_msgf(msgf, cap: int):
     return new
 
 
-@kernel
-def _easy(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-          alloc_policy, policy_q) -> None:
-    """EASY's pass as a call (part 1 inlines it into its loop for speed; here packets dominate)."""
-    easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-              alloc_policy, policy_q)
+_easy = kernel_inline(easy_pass.py_func)
+_fcfs = kernel_inline(fcfs_pass.py_func)
+_scan = kernel_inline(scan_pass.py_func)
+_due = kernel_inline(start_due.py_func)
 
 
 @allocating
@@ -135,22 +133,23 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
                     due = True
                     ctr[I_DUE] += 1
         ctr[I_ARRIVED] = arrived
+        wake = due and not trigger                   # conservative's wake-ups
         if trigger:                                  # one pass of the queue policy
             if policy_q == EASY:
                 _easy(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
                       rng, alloc_policy, policy_q)
             elif policy_q == FCFS:
-                fcfs_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
-                          cand_k, rng, alloc_policy, policy_q)
+                _fcfs(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                      cand_k, rng, alloc_policy, policy_q)
             elif policy_q == MPFS_SCAN:
-                scan_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
-                          cand_k, rng, alloc_policy, policy_q)
-            else:
-                conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-                                  cand_node, cand_k, rng, alloc_policy, policy_q)
-        elif due:                                    # conservative's wake-ups
-            start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-                      alloc_policy, policy_q)
+                _scan(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                      cand_k, rng, alloc_policy, policy_q)
+            else:                                    # conservative: its reservations, then its starts
+                conservative_plan(t, q, jb, out, heap, ctr, prof, res, dplan)
+                wake = True
+        if wake:                                     # one copy of the starts for both calls
+            _due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+                 alloc_policy, policy_q)
         # 5: SPMD starts of the jobs started at t, in the order the pass started them
         m = 0
         for j in range(lo, ia):

@@ -323,6 +323,14 @@ def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
 @kernel
 def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
                       cand_k, rng, alloc_policy, policy_q) -> None:
+    conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan)
+    start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
+              alloc_policy, policy_q)
+
+
+@kernel_inline
+def conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan) -> None:
+    """Conservative backfilling's reservations at ``now`` (the pass without its starts)."""
     pt, pf, meta, pm = prof
     profile.prune(pt, pf, meta, now)
     if ctr[I_COMPRESS] != 0:
@@ -352,5 +360,3 @@ def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof
             j = q[k] & _JOB
             _reserve(j, profile.earliest(pt, pf, meta, now, jb[1][j], dplan[j], np.inf), now, jb, out, heap, ctr,
                      prof, res, dplan)
-    start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-              alloc_policy, policy_q)
