@@ -14,8 +14,9 @@ network grow inside the kernel (numba's reference counting is on in this one loo
 Unlike part 1's loops (one per queue policy, EASY's pass inlined), this one loop serves
 every queue policy: packets, not scheduling, set its speed, and a loop of this size costs
 about 4 CPU-s to compile, more than the passes it would leave out (the worst spec,
-cluster-network-queues, has all four). The passes are inlined into it (numba inlines
-``_easy``, ``_fcfs``, ``_scan``, ``_due``: the passes' own functions, not copies), because
+cluster-network-queues, has all four). The passes are inlined into it (``easy_pass`` is an
+inlined helper already; ``_fcfs``, ``_scan``, ``_due`` are inlining dispatchers over the
+functions of the passes part 1 calls, not copies of their code), because
 numba optimises and codegens every compiled kernel with all the kernels it calls linked
 in: as calls, each pass was compiled a second time as a module of its own, with the
 starts' bookkeeping linked in again (26 Nov, issue 20: LLVM IR of the spec 6.4 -> 4.7 MB,
@@ -68,7 +69,6 @@ def _grow_msgf(msgf, cap: int):
     return new
 
 
-_easy = kernel_inline(easy_pass.py_func)
 _fcfs = kernel_inline(fcfs_pass.py_func)
 _scan = kernel_inline(scan_pass.py_func)
 _due = kernel_inline(start_due.py_func)
@@ -143,8 +143,8 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
         wake = due and not trigger                   # conservative's wake-ups
         if trigger:                                  # one pass of the queue policy
             if policy_q == EASY:
-                _easy(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
-                      rng, alloc_policy, policy_q)
+                easy_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                          cand_k, rng, alloc_policy, policy_q)
             elif policy_q == FCFS:
                 _fcfs(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
                       cand_k, rng, alloc_policy, policy_q)
