@@ -101,7 +101,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         # A new store: local replication processes start now, while this process plans the
         # pilot and imports zarr (a resumed store may have nothing left to run).
         warm = None if resuming else functools.partial(warm_worker, spec.workload)
-        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm) as executor:
+        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm,
+                           task_timeout=task_timeout) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
             runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
