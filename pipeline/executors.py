@@ -273,10 +273,10 @@ class DaskExecutor:
         return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-# A Dask worker silent (no heartbeat) for longer than this is restarted by its nanny, or
-# removed without one (Dask's own default, ``distributed.scheduler.worker-ttl``); a shorter
-# task_timeout shortens it on the clusters this process starts. Dask never waits less
-# than 10 heartbeat intervals (0.5 s with up to 10 workers, 6 s at 1,000).
+# A Dask worker silent (no heartbeat) for longer than Dask's ``distributed.scheduler.worker-ttl``
+# (5 minutes unless configured; this when it is unset) is restarted by its nanny, or removed
+# without one; a shorter task_timeout shortens it on the clusters this process starts. Dask
+# never waits less than 10 heartbeat intervals (0.5 s with up to 10 workers, 6 s at 1,000).
 WORKER_SILENCE = 300.0
 
 
@@ -290,8 +290,8 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
     ``warm`` (local processes only): called first in each worker thread, before any task,
     to start its replication process while the client does its own start-up (an error in
     it is the first task's to report). ``task_timeout`` (seconds): on the Dask clusters
-    started here (``dask``, ``slurm``), a worker that stops answering for
-    min(task_timeout, WORKER_SILENCE) seconds is retired and its tasks rerun elsewhere (see
+    started here (``dask``, ``slurm``), a worker that stops answering for task_timeout
+    seconds, or Dask's worker-ttl if shorter, is retired and its tasks rerun elsewhere (see
     :func:`_retire_silent_workers`)."""
     if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
         with SerialExecutor() as serial:
@@ -344,8 +344,8 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
 
 def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractContextManager:
     """Configuration for a scheduler started in this process: a worker that sends no
-    heartbeat for min(task_timeout, WORKER_SILENCE) s is killed by its nanny and restarted
-    (removed if it has no nanny or the nanny does not answer either).
+    heartbeat for task_timeout seconds (or Dask's worker-ttl if shorter) is killed by its
+    nanny and restarted (removed if it has no nanny or the nanny does not answer either).
 
     A frozen worker (SIGSTOP, a node in a swap storm or stuck on NFS) cannot run the time
     limit of its own tasks; the scheduler then sends them to other workers, as after a
@@ -354,8 +354,10 @@ def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractCon
     live worker keeps its heartbeat even while a long batch runs.
     """
     import dask
+    from dask.utils import parse_timedelta
 
-    silence = min(task_timeout or WORKER_SILENCE, WORKER_SILENCE)
+    configured = parse_timedelta(dask.config.get("distributed.scheduler.worker-ttl", None)) or WORKER_SILENCE
+    silence = min(task_timeout or configured, configured)
     return dask.config.set({"distributed.scheduler.worker-ttl": f"{silence:g}s"})
 
 
