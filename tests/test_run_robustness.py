@@ -230,3 +230,29 @@ def test_dry_run_and_show_spec_count_what_the_run_makes(write_spec, tmp_path, ca
     assert cli.main(["show", str(spec)]) == 0
     shown = capsys.readouterr().out
     assert "cells:       2" in shown and "(one chunk per cell) to" in shown
+
+
+@pytest.mark.slurm
+@pytest.mark.timeout(400)
+def test_frozen_worker_on_slurm_is_retired_and_nothing_is_lost(write_spec, tmp_path, capfd):
+    from tests.test_slurm_cluster import _profile, require_slurm
+
+    require_slurm()
+    marker = tmp_path / "frozen-pid"
+    frozen = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.freezing_workload"')
+                        .replace("[params]", f'[params]\nmarker = "{marker}"\nfreeze_at_seed_mod = 5'), "frozen.toml")
+    options = {"profile": str(_profile(tmp_path, 2, 2)), "jobs": 2}
+    try:  # the worker inside a Slurm job stops; its nanny (in the same job) kills and restarts it
+        with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
+            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", cluster="slurm", slurm_options=options,
+                                     batch_size=4, task_timeout=120.0, progress=False))
+    finally:
+        if marker.exists():
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert marker.exists(), "no worker was frozen: the test did not test anything"
+    assert "sent no heartbeat" in capfd.readouterr().err
+    want = _data(pipeline.run(write_spec(SPEC), tmp_path / "ref.zarr", workers=0, progress=False))
+    xr.testing.assert_identical(got, want)
