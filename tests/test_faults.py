@@ -108,7 +108,8 @@ def test_exit_in_process_is_narrowed_and_summarised_and_the_client_survives(writ
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # as on a terminal: the progress bar shows
     code = cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "3",
                      "--task-timeout", "60"])
-    assert code == 0  # this process ran the sweep: os._exit took only the child
+    # This process ran the sweep (os._exit took only the child); one replication failed: exit 3.
+    assert code == cli.EXIT_SOME_FAILED
     record = _check_store(store, {"exit": (0, 4)})["exit"]
     assert "exit code 3" in record["traceback"]
     err = capsys.readouterr().err
