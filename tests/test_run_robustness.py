@@ -21,6 +21,7 @@ import xarray as xr
 from schedsweep import pipeline
 from schedsweep.pipeline import cli, sizing, store as store_mod
 from schedsweep.pipeline.execute import status_counts
+from tests.test_pipeline_run import _data
 
 SPEC = """
 name = "robust"
@@ -32,31 +33,30 @@ customers = 2000
 [sweep]
 arrival_rate = [0.4, 0.6]
 """
-DATA = ["mean_wait", "mean_time_in_system", "status", "reason", "seed"]
 
 
-def _data(path: Path) -> xr.Dataset:
-    """The data and coordinates of a store, without run provenance (times, batch sizes)."""
-    ds = pipeline.open_store(path)[DATA].load()
-    ds.attrs = {}
-    return ds
-
-
-def test_frozen_dask_worker_is_retired_and_nothing_is_lost(write_spec, tmp_path, capfd):
+def _run_with_a_frozen_worker(write_spec, tmp_path: Path, **where) -> xr.Dataset:
+    """SPEC run on Dask (``where``: the cluster) while one worker is stopped (SIGSTOP) at its
+    first batch holding a seed divisible by 5 and never continued; the store's data."""
     marker = tmp_path / "frozen-pid"
     frozen = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.freezing_workload"')
                         .replace("[params]", f'[params]\nmarker = "{marker}"\nfreeze_at_seed_mod = 5'), "frozen.toml")
-    try:  # a worker silent for 1 s is retired (Dask waits at least 10 heartbeats: 5 s here)
+    try:  # a worker silent for 1 s is retired (Dask waits at least 10 heartbeats: 5 s with 2 workers)
         with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
-            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", workers=2, cluster="dask", batch_size=4,
-                                     task_timeout=120.0, progress=False))
+            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", batch_size=4, task_timeout=120.0,
+                                     progress=False, **where))
     finally:
-        if marker.exists():  # the stopped worker, if the nanny has not killed it already
+        if marker.exists():  # the stopped worker, if its nanny has not killed it already
             try:
                 os.kill(int(marker.read_text()), signal.SIGKILL)
             except ProcessLookupError:
                 pass
     assert marker.exists(), "no worker was frozen: the test did not test anything"
+    return got
+
+
+def test_frozen_dask_worker_is_retired_and_nothing_is_lost(write_spec, tmp_path, capfd):
+    got = _run_with_a_frozen_worker(write_spec, tmp_path, workers=2, cluster="dask")
     assert "sent no heartbeat" in capfd.readouterr().err
     want = _data(pipeline.run(write_spec(SPEC), tmp_path / "ref.zarr", workers=0, progress=False))
     assert (want["status"] == store_mod.OK).all()
@@ -242,21 +242,9 @@ def test_frozen_worker_on_slurm_is_retired_and_nothing_is_lost(write_spec, tmp_p
     from tests.test_slurm_cluster import _profile, require_slurm
 
     require_slurm()
-    marker = tmp_path / "frozen-pid"
-    frozen = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.freezing_workload"')
-                        .replace("[params]", f'[params]\nmarker = "{marker}"\nfreeze_at_seed_mod = 5'), "frozen.toml")
+    # The worker inside a Slurm job stops; its nanny (in the same job) kills and restarts it.
     options = {"profile": str(_profile(tmp_path, 2, 2)), "jobs": 2}
-    try:  # the worker inside a Slurm job stops; its nanny (in the same job) kills and restarts it
-        with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
-            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", cluster="slurm", slurm_options=options,
-                                     batch_size=4, task_timeout=120.0, progress=False))
-    finally:
-        if marker.exists():
-            try:
-                os.kill(int(marker.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    assert marker.exists(), "no worker was frozen: the test did not test anything"
+    got = _run_with_a_frozen_worker(write_spec, tmp_path, cluster="slurm", slurm_options=options)
     assert "sent no heartbeat" in capfd.readouterr().err
     want = _data(pipeline.run(write_spec(SPEC), tmp_path / "ref.zarr", workers=0, progress=False))
     xr.testing.assert_identical(got, want)
