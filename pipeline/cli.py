@@ -185,7 +185,7 @@ def _show(args: argparse.Namespace) -> int:
     from .store import open_store
     from .tables import completeness
 
-    if os.path.isfile(args.store):  # a spec: what running it would make
+    if args.store.endswith(".toml") or os.path.isfile(args.store):  # a spec: what running it would make
         from .execute import size_lines
         from .spec import load
 

@@ -17,9 +17,11 @@ from typing import Any, Iterable
 
 from .errors import SpecError
 
-# Client bytes per cell: its parameter dict (about 400 B measured for 4 parameters: `dict(spec.cells())`
-# at 2**20 cells), its batch records and a Dask future per task; and per run: the int8 status, the
-# to-do mask and a share of the uint64 seeds. A 10**7-cell sweep reached 5 GB in the client.
+# Client bytes per cell: its parameter dict (about 400 B for 4 parameters, measured as `dict(spec.cells())`
+# at 2**20 cells) and its batch records, about 500 B in all on the local route (a 10**7-cell sweep
+# reached 5 GB), and on Dask a future per task (4.3 KB per pending task, client and scheduler:
+# benchmarks/bench_tasks.py); 2 kB lies between. Per run: the int8 status, the to-do mask and a
+# share of the uint64 seeds.
 CELL_BYTES = 2_000
 RUN_BYTES = 16
 MEMORY_SHARE = 0.5  # of the memory available now: the rest is for the workers, the OS and other users
