@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any, Iterator
 
 EXIT_USAGE = 2
@@ -134,6 +135,10 @@ def _unwritable(exc: OSError, store: str | None) -> str:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return (f"cannot write {where}: {exc.strerror}; free space (or give --store on another disk) and run "
                 "the same command again: the replications already stored are kept")
+    beside_store = (exc.filename is None or store is None  # the store, its lock or its temporary build
+                    or Path(exc.filename).resolve().is_relative_to(Path(store).resolve().parent))
+    if not beside_store:
+        return f"cannot write {where}: {exc.strerror}; make it writable and run the same command again"
     return (f"cannot write {where}: {exc.strerror}; give --store a folder you can write, or make this one "
             "writable, and run the same command again")
 
