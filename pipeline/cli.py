@@ -93,17 +93,65 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     from .execute import SweepFailed
 
+    spec, store, overrides = _spec_or_store(args)
+    quiet = args.quiet or args.no_progress
     try:
-        path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
+        path = run(spec, store, workers=args.workers, scheduler=args.scheduler,
                    scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
                    batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
-                   progress=False if args.no_progress else None, task_timeout=args.task_timeout,
-                   allow_changed_code=args.allow_changed_code, overrides=args.set)
+                   progress=False if quiet else None, task_timeout=args.task_timeout,
+                   allow_changed_code=args.allow_changed_code, overrides=overrides)
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
     print(path)
+    _say_next(path)
     return 0
+
+
+def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]]:
+    """(spec, store, overrides) for ``run``: a spec file as given, or a store, which is resumed
+    from the spec (and overrides) it holds, with any new ``--set`` on top."""
+    from pathlib import Path
+
+    given = Path(args.spec)
+    if not (given.is_dir() and (given / "zarr.json").is_file()):
+        return args.spec, args.store, args.set
+    from .spec import parse
+    from .store import StoreError, is_ours, stored_spec
+
+    if not is_ours(given):
+        raise StoreError(f"{given}: a zarr store that schedsweep did not make; give a sweep spec (TOML)")
+    if args.store and Path(args.store).resolve() != given.resolve():
+        raise StoreError(f"run {given} resumes that store; --store {args.store} names another one (give a spec "
+                         "file to run it into a new store)")
+    text, where, overrides = stored_spec(given)
+    spec = parse(text, where, Path(where).parent, [*overrides, *args.set])
+    return spec, str(given), []
+
+
+def _say_next(path: Any) -> None:
+    """One line with the next useful command: the spec's own suggestion, else its table."""
+    from .console import say
+    from .store import StoreError, attrs_of, open_group
+
+    try:
+        attrs = attrs_of(open_group(path, "r"))
+    except (StoreError, OSError, KeyError, ValueError):
+        return
+    suggestion = _run_table(attrs.get("spec_text", "")).get("next")
+    command = suggestion.replace("{store}", str(path)) if isinstance(suggestion, str) else f"schedsweep table {path}"
+    say(f"next: {command}   (also: schedsweep report {path})")
+
+
+def _run_table(text: str) -> dict:
+    try:
+        import tomllib
+
+        table = tomllib.loads(text).get("run", {})
+    except ValueError:
+        return {}
+    return table if isinstance(table, dict) else {}
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -189,15 +237,31 @@ def _table(args: argparse.Namespace) -> int:
 
     ds = open_store(args.store)
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
-    print(render(result, args.format, args.by))
+    from .terminal import width
+
+    print(render(result, args.format, args.by, columns=None if args.wide else width()))
     if args.format == "text" and not (args.paired or args.ratio):
         from .reference import store_section
 
         section = store_section(ds, args.level)  # the published values this sweep reproduces
         if section:
             print()
-            print(section)
+            print(section if args.wide else _fit_lines(section, width()))
     return 0
+
+
+def _fit_lines(text: str, columns: int) -> str:
+    """Lines longer than ``columns`` wrapped, their continuation indented under their start."""
+    from .terminal import wrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= columns:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip())
+        out.append(wrap(line, indent=lead, hanging=lead + 4, columns=columns))
+    return "\n".join(out)
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -205,29 +269,36 @@ def _workloads(args: argparse.Namespace) -> int:
 
     from .spec import load_workload
 
+    from .terminal import first_paragraph, plain, wrap
+
     names = [args.name] if args.name else workloads.names()
     for name in names:
         module = load_workload("schedsweep workloads", name)
-        doc = (module.__doc__ or "").strip().splitlines()
-        print(f"{name}: {doc[0] if doc else ''}")
+        header = first_paragraph(module.__doc__)
+        print(wrap(f"{name}: {header.removeprefix(name + ': ')}", hanging=4))
         print("  parameters:")
         for p in module.PARAMS:
-            print(f"    {p.name:<24} {p.kind:<6} default {p.default!r:<14} {p.allowed()}; {p.description}")
+            print(f"    {p.name} ({p.kind}, default {p.default!r})")
+            print(wrap(plain(f"{p.description}. Allowed: {p.allowed()}."), indent=8))
         print("  metrics:")
         for m in module.METRICS:
             extra = "".join(f" [{d}: {', '.join(labels)}]" for d, labels in m.dims)
             timing = " (timing)" if m.timing else ""
-            print(f"    {m.name:<24} {m.unit:<10} {m.description}{extra}{timing}")
+            print(f"    {m.name} ({m.unit}){timing}")
+            print(wrap(plain(f"{m.description}{extra}"), indent=8))
         reasons = {k: v for k, v in module.REASONS.items() if k}
         if reasons:
-            print("  reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()))
+            print(wrap("reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()), indent=2, hanging=4))
         points = getattr(module, "PLUGINS", ())
         if points:
             from schedsweep.workloads._plugins import describe_point
 
-            print("  plug-in points (the parameter also takes 'package.module:function'; README \"Your own algorithm\"):")
+            print(wrap("plug-in points (the parameter also takes 'package.module:function'; README "
+                       "\"Your own algorithm\"):", indent=2, hanging=4))
             for point in points:
-                print("\n".join("    " + line for line in describe_point(point)))
+                for line in describe_point(point):
+                    lead = len(line) - len(line.lstrip())
+                    print(wrap(plain(line), indent=4 + lead, hanging=8 + lead))
         print()
     return 0
 
@@ -237,14 +308,12 @@ def _gantt(args: argparse.Namespace) -> int:
 
     from . import records
     from .spec import parse
-    from .store import StoreError, attrs_of, open_group
+    from .store import StoreError, is_ours, stored_spec
 
-    try:
-        attrs = attrs_of(open_group(Path(args.store), "r"))
-    except (FileNotFoundError, KeyError, ValueError) as exc:
-        raise StoreError(f"{args.store}: not a schedsweep store ({exc})") from None
-    where = attrs.get("spec_path", "<spec>")
-    spec = parse(attrs["spec_text"], where, Path(where).parent, attrs.get("overrides", []))
+    if not is_ours(Path(args.store)):
+        raise StoreError(f"{args.store}: not a schedsweep store")
+    text, where, overrides = stored_spec(Path(args.store))
+    spec = parse(text, where, Path(where).parent, overrides)
     chosen = dict(item.split("=", 1) for item in args.sel)
     unknown = set(chosen) - {d.name for d in spec.dims}
     if unknown:
@@ -306,12 +375,30 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verbosity() -> argparse.ArgumentParser:
+    """-q/-v, accepted before the verb and after it (every verb)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("output")
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="print results and errors only (no progress, no notes)")
+    group.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                       help="more detail: tracebacks with errors")
+    return common
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from schedsweep import __version__
+
+    common = _verbosity()
+    parser = _Parser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"schedsweep {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: _add_parser(*a, parents=[common], **k)  # type: ignore[method-assign]
 
     run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store")
-    run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml")
+    run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml; or a store, to resume it "
+                                  "from the spec it holds")
     run.add_argument("--store", help="store path (default results/<name>.zarr)")
     run.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core; 0 = in this process)")
     run.add_argument("--scheduler", type=_address, help="address of a running Dask scheduler, e.g. tls://host:8786")
@@ -356,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--ratio", help="DIM=BASELINE: ratio of means against the baseline")
     table.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     table.add_argument("--format", default="text", choices=("text", "csv", "markdown", "json"))
+    table.add_argument("--wide", action="store_true",
+                       help="metrics as columns however wide (default: a layout that fits the terminal, "
+                            "100 columns when not on one)")
     table.set_defaults(func=_table)
 
     wl = sub.add_parser("workloads", help="list workloads with their parameters and metrics")
@@ -412,7 +502,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _cwd_on_path() -> None:
+    """The current directory first on the import path, as ``python -m schedsweep`` has it, so
+    that a workload or plug-in package beside the spec is found by the console script too
+    (and by the worker processes, which inherit PYTHONPATH)."""
+    cwd = os.getcwd()
+    if "" in sys.path or cwd in sys.path:
+        return
+    sys.path.insert(0, cwd)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = cwd + (os.pathsep + old if old else "")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _cwd_on_path()
     from schedsweep import workloads
 
     from .errors import QueryError, SpecError, StoreError
@@ -421,6 +524,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # a usage error (one line printed) or --help: a code, not an exception
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from . import console
+
+    args.quiet, args.verbose = getattr(args, "quiet", False), getattr(args, "verbose", 0)
+    console.set_level(args.quiet, args.verbose)
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
@@ -428,6 +535,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except (SpecError, StoreError, QueryError) as exc:  # records.QueryError is the same class
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
         print(f"schedsweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except workloads.UnknownWorkload as exc:

@@ -1,6 +1,7 @@
 """Run a sweep: pilot, batches, retries, progress, and the store written as results arrive."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
@@ -12,14 +13,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from schedsweep import SOURCE_TREE
 
 from . import codehash, seeding, sequential, store as store_mod
-from .executors import open_executor, say
+from .console import say
+from .executors import open_executor
 from .spec import Spec, load, plugin_modules, workload_of
 from .tasks import pilot, run_isolated, warm as warm_worker
 
@@ -233,13 +235,14 @@ class _Runner:
                                         PILOT_SECONDS, timeout, key=f"pilot-{cell}-{start}")
 
         futures = {}
-        if self.executor.n_workers > 1 and not _kernels_cached(self.module):
+        if not _kernels_cached(self.module):
             # Compile once, not once per worker: the first pilot fills the numba cache
             # (shared by every worker on one machine, or on a shared file system) alone.
-            say("pilot: no compiled kernels cached for this workload yet; one worker compiles them first")
+            say(compile_note(self.spec.workload))
             cell, start, stop = jobs[0]
             futures[(cell, start)] = submit(cell, start, stop)
-            _wait(futures[(cell, start)])
+            with elapsed_counter("compiling"):
+                _wait(futures[(cell, start)])
         futures.update({(cell, start): submit(cell, start, stop) for cell, start, stop in jobs
                         if (cell, start) not in futures})
         # While the pilots run: what making the store needs that does not depend on them
@@ -522,6 +525,45 @@ def _kernels_cached(module: Any) -> bool:
     if not file or "numba" not in code_files(module)[1]:
         return True
     return has_cached_kernels(Path(file).resolve().parent)
+
+
+def compile_note(workload: str) -> str:
+    """What a first run waits for: the workload's kernels compiled once, and for about how long."""
+    from .estimates import compile_seconds
+
+    seconds = compile_seconds(workload)
+    about = f"about {seconds:.0f} s of CPU on the reference machine; " if seconds else ""
+    return (f"compiling the {workload} kernels (first run with this code: {about}cached for every later run; "
+            "one worker compiles, the others wait)")
+
+
+@contextlib.contextmanager
+def elapsed_counter(what: str, every: float = 1.0) -> Iterator[None]:
+    """On a terminal (and not under -q): ``what: N s`` rewritten in place every ``every``
+    seconds while the block runs, cleared at its end. Elsewhere: nothing (a log gets the note)."""
+    from . import console
+
+    if not sys.stderr.isatty() or console.level < console.NORMAL:
+        yield
+        return
+    import threading
+
+    done, t0 = threading.Event(), time.monotonic()
+
+    def tick() -> None:
+        while not done.wait(every):
+            sys.stderr.write(f"\r  {what}: {time.monotonic() - t0:.0f} s ")
+            sys.stderr.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        sys.stderr.write("\r" + " " * (len(what) + 16) + "\r")
+        sys.stderr.flush()
 
 
 def _wait(future: Any) -> None:

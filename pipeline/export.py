@@ -67,8 +67,8 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
         try:
             table.to_parquet(out, index=False)
         except ImportError as exc:
-            raise store_mod.StoreError(f"--to parquet needs pyarrow ({exc}); pip install pyarrow, "
-                                       "or --to csv") from None
+            raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
+                                       "pip install 'schedsweep[parquet]', or --to csv") from None
     return out
 
 

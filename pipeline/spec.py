@@ -5,6 +5,7 @@ what is allowed; nothing runs before a spec has passed here.
 """
 from __future__ import annotations
 
+import contextvars
 import itertools
 import json
 import math
@@ -46,6 +47,7 @@ RUN_KEYS = {
     "batch_size": ("int", "replications per task (skips the pilot), an integer in [1, 10000000]"),
     "task_timeout": ("float", "seconds a task may run before it is killed and its replications are "
                               "retried one by one, a finite number > 0 (default: from the pilot)"),
+    "next": ("str", "the command suggested after a run, a one-line string; {store} stands for the store's path"),
 }
 
 
@@ -123,9 +125,23 @@ class Spec:
         return json.dumps(doc, sort_keys=True, default=str)
 
 
-def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
+#: Set by ``load(..., shallow=True)``: validation without the checks that cost seconds per spec
+#: (each cell's ``check_params``, which reads traces; compiling plug-ins), for listings.
+_SHALLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("shallow", default=False)
+
+
+def load(path: str | Path, overrides: Iterable[str] = (), *, shallow: bool = False) -> Spec:
     """Read and validate the sweep spec at ``path`` (a missing ``jobs/NAME.toml`` or bare
-    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`)."""
+    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`). ``shallow``: skip
+    the per-cell checks and the plug-in compile (``schedsweep jobs``; a run checks everything)."""
+    token = _SHALLOW.set(shallow)
+    try:
+        return _load(path, overrides)
+    finally:
+        _SHALLOW.reset(token)
+
+
+def _load(path: str | Path, overrides: Iterable[str]) -> Spec:
     from .shipped import spec as shipped_spec
 
     path = shipped_spec(path) or Path(path)
@@ -474,7 +490,7 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     checked, problem = param.check(value)
     if problem:
         raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
-    if param.plugin and is_plugin_path(checked):
+    if param.plugin and is_plugin_path(checked) and not _SHALLOW.get():
         _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         try:
@@ -547,6 +563,7 @@ def _check_run(where: str, run: dict) -> dict:
             raise SpecError(f"{where}: [run] {key}: unknown; allowed: {', '.join(RUN_KEYS)}")
         kind, allowed = RUN_KEYS[key]
         ok = _finite_positive(value) if kind == "float" \
+            else (isinstance(value, str) and value.strip() != "" and "\n" not in value) if kind == "str" \
             else (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_REPLICATIONS)
         if not ok:
             raise SpecError(f"{where}: [run] {key} = {_show(value)} must be {allowed}")
@@ -566,7 +583,7 @@ def _finite_positive(value: Any) -> bool:
 
 def _check_cells(where: str, spec: Spec, module: Any) -> None:
     check = getattr(module, "check_params", None)
-    if check is None:
+    if check is None or _SHALLOW.get():
         return
     for index, params in spec.cells():
         try:

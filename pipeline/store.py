@@ -394,6 +394,14 @@ def record_code_change(path: Path, change: dict[str, Any]) -> None:
     consolidate(path)
 
 
+def stored_spec(path: Path) -> tuple[str, str, list[str]]:
+    """(spec text, where it was read from, --set overrides) of the run that made the store."""
+    attrs = _root_attrs(Path(path)) or {}
+    if "spec_text" not in attrs:
+        raise StoreError(f"{path}: the store holds no spec text; give the spec file")
+    return attrs["spec_text"], attrs.get("spec_path") or f"{path}:spec_text", list(attrs.get("overrides") or [])
+
+
 def stored_identity(path: Path) -> str | None:
     group = open_group(path, "r")
     return group.attrs.get("spec_identity")
