@@ -333,17 +333,18 @@ class _Runner:
         """Per cell: replications run, precision reached, target met (store attrs ``auto``)."""
         shape = self.spec.shape
         run, precision, met = np.zeros(shape, np.int64), np.full(shape, np.nan), np.zeros(shape, bool)
+        done = np.zeros(shape, bool)
         for cell in self.cells:
             d = self._auto_decision(cell)
             run[cell] = int((self.writer.status[cell] != store_mod.NOT_RUN).sum())
-            precision[cell], met[cell] = d.precision, d.met and d.done
+            precision[cell], met[cell], done[cell] = d.precision, d.met and d.done, d.done
         a = self.spec.auto
         self.writer.set_attrs(auto={
             "precision": a["precision"], "metric": a["metric"], "min_replications": a["min"],
             "look_ahead": a["look_ahead"], "max_replications": self.spec.replications,
             "replications_run": run.tolist(),
             "precision_reached": [None if not np.isfinite(v) else float(v) for v in precision.ravel()],
-            "met": met.tolist()})
+            "met": met.tolist(), "done": done.tolist()})
         say(f"auto: {int(met.sum())} of {met.size} cells reached relative precision {a['precision']:g} of "
             f"{a['metric']}; replications run per cell {int(run.min())}-{int(run.max())} "
             f"(at most {self.spec.replications})")

@@ -1,6 +1,6 @@
 """``schedsweep report``: one self-contained HTML file that explains a store.
 
-Sections: figures (one per sweep dimension), a table per metric with its confidence
+Sections: one figure (each defined metric once, against the main sweep dimension), a table per metric with its confidence
 intervals, the paired comparison against a baseline, completeness, provenance and the spec.
 Every number comes from :func:`pipeline.tables.compute` and :func:`pipeline.tables.long_frame`,
 the code behind ``schedsweep table``; the shown ``mean ± half-width`` is formatted by the
@@ -87,7 +87,7 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
             f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
             _contents(),
             "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format),
-            "<h2 id='metrics'>Metrics</h2>", metric_tables_html(ds, level),
+            "<h2 id='metrics'>Metrics</h2>", undefined_html(ds), metric_tables_html(ds, level),
             "<h2 id='published'>Published reference</h2>", published_html(ds, level),
             "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level),
             "<h2 id='completeness'>Completeness</h2>", completeness_html(ds, store_label),
@@ -151,9 +151,32 @@ def choose_hue(ds: xr.Dataset, x: str) -> str | None:
     return min(others, key=lambda d: ds.sizes[d]) if others else None
 
 
+def defined_metrics(ds: xr.Dataset) -> list[str]:
+    """The store's metrics with at least one defined value: a metric that is NaN in every
+    replication (a network metric of a sweep without a network) has nothing to draw or tabulate."""
+    return [m for m in stats.metric_names(ds) if bool(np.isfinite(ds[m].values).any())]
+
+
+def undefined_html(ds: xr.Dataset) -> str:
+    missing = [m for m in stats.metric_names(ds) if m not in defined_metrics(ds)]
+    if not missing:
+        return ""
+    return (f"<p class='muted'>Not shown, undefined (NaN) in every replication of this store: "
+            f"{_e(', '.join(missing))}.</p>")
+
+
+def main_dimension(ds: xr.Dataset) -> str:
+    """The x axis of the report's figure: a numeric dimension before a categorical one, then
+    the one with the most values (the others become lines or are held at their first value)."""
+    dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
+    return max(dims, key=lambda d: (ds[d].dtype.kind in "iuf", ds.sizes[d]))
+
+
 def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figure, str]:
-    """Every metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
-    metrics = stats.metric_names(ds)
+    """Every defined metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
+    metrics = defined_metrics(ds)
+    if not metrics:
+        raise QueryError("no metric of the store has a defined value: nothing to draw")
     hue = choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
@@ -200,12 +223,12 @@ def figures_html(ds: xr.Dataset, level: float, fmt: str) -> str:
     dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
     if not dims:
         return "<p>A single cell: no sweep dimension to plot against; see the tables.</p>"
-    out = []
-    for x in dims:
-        fig, text = dimension_figure(ds, x, level)
-        out.append(f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
-                   f"<figcaption>{_e(text)}</figcaption></figure>")
-    return "\n".join(out)
+    if not defined_metrics(ds):
+        return "<p>No metric has a defined value: nothing to draw.</p>"
+    x = main_dimension(ds)  # one figure: each metric drawn once
+    fig, text = dimension_figure(ds, x, level)
+    return (f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
+            f"<figcaption>{_e(text)}</figcaption></figure>")
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -253,7 +276,7 @@ def _metric_heading(ds: xr.Dataset, metric: str) -> str:
 
 
 def metric_tables_html(ds: xr.Dataset, level: float) -> str:
-    result = tables.compute(ds, None, (), None, None, level)
+    result = tables.compute(ds, defined_metrics(ds) or None, (), None, None, level)
     long = _long_frame(result)
     out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
            "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
@@ -282,7 +305,7 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
 def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
-    result = tables.compute(ds, None, (), paired, None, level)
+    result = tables.compute(ds, defined_metrics(ds) or None, (), paired, None, level)
     long = _long_frame(result)
     out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
            f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "

@@ -207,8 +207,21 @@ def _markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+NOT_NEEDED = "not needed (auto: the cell stopped)"
+
+
 def completeness(ds: xr.Dataset) -> dict[str, Any]:
-    from .store import STATUS_LABELS
+    """Replications per status label. Under ``replications = "auto"`` the replications a
+    stopped cell never needed are counted apart, not as "not run" (nothing is left to do)."""
+    from .store import NOT_RUN, STATUS_LABELS
 
     status = ds["status"].values
-    return {label: int((status == code).sum()) for code, label in STATUS_LABELS.items()}
+    counts = {label: int((status == code).sum()) for code, label in STATUS_LABELS.items()}
+    auto = ds.attrs.get("auto")
+    if auto:
+        stopped = np.asarray(auto.get("done", auto.get("met")), dtype=bool)
+        if stopped.shape == status.shape[:-1]:
+            needless = int(((status == NOT_RUN) & stopped[..., None]).sum())
+            counts[STATUS_LABELS[NOT_RUN]] -= needless
+            counts[NOT_NEEDED] = needless
+    return counts

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from .._stdio import stdout_to_stderr
+from .._stdio import stdout_silenced
 from . import face as _face
 from . import simplex as _sx
 from . import states as _states
@@ -141,8 +141,8 @@ def _highs_model(mu: np.ndarray, alpha: np.ndarray) -> highspy.HighsLp:
 
 def _new_highs(lp: highspy.HighsLp, ipm: bool = False) -> highspy.Highs:
     # highspy (1.8 and later) prints its banner once per process from C++ to descriptor 1,
-    # inside the constructor, before silent() can act
-    with stdout_to_stderr():
+    # inside the constructor, before silent() can act: dropped, as silent() would have
+    with stdout_silenced():
         h = highspy.Highs()
     h.silent()
     h.setOptionValue("random_seed", 0)
