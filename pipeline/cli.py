@@ -156,7 +156,7 @@ def _run_table(text: str) -> dict:
 
 def _show(args: argparse.Namespace) -> int:
     from .store import open_store
-    from .tables import completeness
+    from .tables import auto_lines, completeness
 
     ds = open_store(args.store)
     a = ds.attrs
@@ -185,7 +185,7 @@ def _show(args: argparse.Namespace) -> int:
                 counts[reasons[str(code)][0]] = n
     if counts:
         print("reasons:     " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    for line in auto_lines(ds):
+    for line in auto_lines(ds):  # what replications = "auto" did
         print(line)
     if a.get("overrides"):
         print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
@@ -200,31 +200,6 @@ def _show(args: argparse.Namespace) -> int:
     for line in a.get("spec_text", "").splitlines():
         print("  " + line)
     return 0
-
-
-def auto_lines(ds: Any) -> list[str]:
-    """What replications = "auto" did, per cell: replications run, precision reached, met."""
-    auto = ds.attrs.get("auto")
-    if not auto:
-        return []
-    import numpy as np
-
-    run = np.asarray(auto["replications_run"]).ravel()
-    reached = np.array([np.nan if v is None else v for v in auto["precision_reached"]], float)
-    met = np.asarray(auto["met"]).ravel()
-    dims = [d for d in ds.attrs.get("dims", [])]
-    lines = [f"auto:        target relative precision {auto['precision']:g} of {auto['metric']}: "
-             f"{int(met.sum())} of {met.size} cells met it; replications run {int(run.min())}-{int(run.max())} "
-             f"of at most {auto['max_replications']}"]
-    if dims and met.size <= 60:
-        import itertools
-
-        values = [list(map(_plain, ds[d].values)) for d in dims]
-        for k, combo in enumerate(itertools.product(*values)):
-            where = ", ".join(f"{d}={v}" for d, v in zip(dims, combo))
-            lines.append(f"    {where}: {run[k]} replications, precision {reached[k]:.3g}"
-                         f" {'met' if met[k] else 'NOT met'}")
-    return lines
 
 
 def _plain(v: Any) -> Any:

@@ -166,6 +166,14 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
     return output
 
 
+def open_store(path: str | Path | list | tuple) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
+    along the one sweep dimension they differ in (:func:`open_stores`)."""
+    if isinstance(path, (list, tuple)):
+        return open_stores(list(path))
+    return store_mod.open_store(path)
+
+
 def open_stores(paths: list[str | Path]) -> xr.Dataset:
     """Several stores as one Dataset, combined as :func:`merge` would (in memory)."""
     return combine([store_mod.open_store(p) for p in paths], [str(p) for p in paths])

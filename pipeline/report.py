@@ -336,9 +336,7 @@ def completeness_html(ds: xr.Dataset, store_label: str) -> str:
                    "<tr><th>reason</th><th>meaning</th><th>replications</th></tr>")
         out += [f"<tr><td class='key'>{_e(l)}</td><td class='key'>{_e(d)}</td><td>{n}</td></tr>" for l, d, n in rows]
         out.append("</table>")
-    from .cli import auto_lines
-
-    auto = auto_lines(ds)
+    auto = tables.auto_lines(ds)
     if auto:
         out.append("<p>Replications decided by precision (replications = \"auto\"):</p><pre>"
                    + _e("\n".join(line.strip() for line in auto)) + "</pre>")

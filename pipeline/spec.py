@@ -237,9 +237,7 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     if n_cells * replications > MAX_RUNS:
         raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
                         f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
-    from .records import check_table
-
-    record = check_table(where, doc.get("record"), dims, replications, module)
+    record = _check_record(where, doc.get("record"), dims, replications, module)
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
                 tuple(independent), params, tuple(dims), run, overrides, auto, record)
     _check_cells(where, spec, module)
@@ -598,3 +596,30 @@ def _check_cells(where: str, spec: Spec, module: Any) -> None:
 
 def workload_of(spec: Spec) -> ModuleType:
     return workloads.get(spec.workload)
+
+
+def _check_record(where: str, table: Any, dims: list[Dim], replications: int,
+                  module: Any) -> dict[str, Any] | None:
+    """The spec's ``[record]`` table, checked: {"replications": [...], "where": {dim: value}}."""
+    if table is None:
+        return None
+    if not hasattr(module, "job_records"):
+        raise SpecError(f"{where}: [record]: workload {module.__name__!r} keeps no per-job records "
+                        f"(it defines no job_records(params, seed))")
+    if not isinstance(table, dict) or set(table) - {"replications", "where"}:
+        raise SpecError(f"{where}: [record] takes replications = [..] and where = {{ dim = value }}")
+    reps = table.get("replications", [0])
+    if not isinstance(reps, list) or not reps or not all(isinstance(r, int) and 0 <= r < replications
+                                                          for r in reps):
+        raise SpecError(f"{where}: [record] replications = {reps!r} must be a non-empty list of replication "
+                        f"indices in [0, {replications - 1}]")
+    sel = table.get("where", {})
+    names = {d.name: d for d in dims}
+    if not isinstance(sel, dict):
+        raise SpecError(f"{where}: [record] where must be a table of sweep dimension = value")
+    for key, value in sel.items():
+        if key not in names or value not in names[key].values:
+            allowed = list(names[key].values) if key in names else list(names)
+            raise SpecError(f"{where}: [record] where {key} = {value!r}: not a value of a sweep dimension; "
+                            f"allowed: {allowed}")
+    return {"replications": sorted(set(reps)), "where": dict(sel)}

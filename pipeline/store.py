@@ -287,13 +287,9 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
     fault_point()
 
 
-def open_store(path: str | Path | list | tuple) -> xr.Dataset:
-    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
-    along the one sweep dimension they differ in (:func:`pipeline.export.combine`)."""
-    if isinstance(path, (list, tuple)):
-        from .export import open_stores
-
-        return open_stores(list(path))
+def open_store(path: str | Path) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy). Several stores combined:
+    :func:`pipeline.open_store` (:func:`pipeline.export.open_store`)."""
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")

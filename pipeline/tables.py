@@ -1,6 +1,7 @@
 """Tables of mean ± CI half-width from a store: selection, pairing, pivoting, formats."""
 from __future__ import annotations
 
+import itertools
 import json
 import textwrap
 from typing import Any, Iterable
@@ -225,3 +226,24 @@ def completeness(ds: xr.Dataset) -> dict[str, Any]:
             counts[STATUS_LABELS[NOT_RUN]] -= needless
             counts[NOT_NEEDED] = needless
     return counts
+
+
+def auto_lines(ds: Any) -> list[str]:
+    """What replications = "auto" did, per cell: replications run, precision reached, met."""
+    auto = ds.attrs.get("auto")
+    if not auto:
+        return []
+    run = np.asarray(auto["replications_run"]).ravel()
+    reached = np.array([np.nan if v is None else v for v in auto["precision_reached"]], float)
+    met = np.asarray(auto["met"]).ravel()
+    dims = [d for d in ds.attrs.get("dims", [])]
+    lines = [f"auto:        target relative precision {auto['precision']:g} of {auto['metric']}: "
+             f"{int(met.sum())} of {met.size} cells met it; replications run {int(run.min())}-{int(run.max())} "
+             f"of at most {auto['max_replications']}"]
+    if dims and met.size <= 60:
+        values = [[v.item() if hasattr(v, 'item') else v for v in ds[d].values] for d in dims]
+        for k, combo in enumerate(itertools.product(*values)):
+            where = ", ".join(f"{d}={v}" for d, v in zip(dims, combo))
+            lines.append(f"    {where}: {run[k]} replications, precision {reached[k]:.3g}"
+                         f" {'met' if met[k] else 'NOT met'}")
+    return lines
