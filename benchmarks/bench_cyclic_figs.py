@@ -12,6 +12,7 @@ for Fig. 3, the paired difference against k = 1 (mean +- 95% CI half-width over 
     python benchmarks/bench_cyclic_figs.py fig3 --reps 60
     python benchmarks/bench_cyclic_figs.py fig4 --reps 60
     python benchmarks/bench_cyclic_figs.py table3 --reps 60
+    python benchmarks/bench_cyclic_figs.py alts --reps 40      # where a CSS job's alternatives lie
 """
 from __future__ import annotations
 
@@ -105,6 +106,41 @@ def table3(args, fixed: dict) -> None:
             print(f"{model:10} {method:5} {line}", flush=True)
 
 
+def alts(args, fixed: dict) -> None:
+    """Where a CSS job's alternatives lie: disjoint (cap 10) against shared (cap 13), batch before."""
+    from schedsweep.workloads._contract import substreams
+    from schedsweep.workloads.cyclic import cycle
+    from schedsweep.workloads.cyclic.alternatives import find_alternatives
+    from schedsweep.workloads.cyclic.batch import job_matrices, priority_order
+    from schedsweep.workloads.cyclic.search import FIRST_FIT
+
+    for shared, cap in ((False, 10), (True, 13)):
+        p = {**model_params("disjoint", {"method": "css", **fixed}), "shared_alternatives": shared,
+             "max_alternatives": cap}
+        rows = []
+        for r in range(args.reps):
+            env_rng, batch_rng, criteria_rng, runtime_rng = substreams(SEED0 + r, cycle.STREAMS)
+            env = cycle.environment_of(p, env_rng)
+            batch = cycle.batch_of(p, batch_rng, criteria_rng, runtime_rng)
+            node_len, node_cost = job_matrices(batch, env.perf, env.price, float(p["perf_min"]))
+            order = priority_order(batch, p["priority"])
+            found, _ = find_alternatives(env.slot_node, env.slot_start, env.slot_end, order, node_len, node_cost,
+                                         batch.budget, batch.slots, np.full(batch.size, FIRST_FIT, np.int64), cap,
+                                         shared=shared)
+            for q in range(len(order)):
+                lo, hi = found.offsets[q], found.offsets[q + 1]
+                if hi - lo < 2:
+                    continue
+                perf = np.array([env.perf[w[w >= 0]].mean() for w in found.nodes[lo:hi]])
+                proc = found.proc_time[lo:hi]
+                rows.append((hi - lo, proc.min() / proc.mean(), perf.max(), found.start[lo:hi].mean(),
+                             found.start[lo]))
+        m = np.array(rows).mean(axis=0)
+        print(f"{'shared' if shared else 'disjoint':8} cap {cap}: alternatives per job {m[0]:.1f}, least/mean "
+              f"proc_time {m[1]:.3f}, fastest alternative's mean node performance {m[2]:.2f}, mean "
+              f"alternative start {m[3]:.0f}, first alternative start {m[4]:.0f} (jobs with 2 or more)")
+
+
 def _fixed(items: list[str]) -> dict:
     out = {}
     for item in items:
@@ -115,14 +151,14 @@ def _fixed(items: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("fig3", "fig4", "table3"))
+    ap.add_argument("what", choices=("fig3", "fig4", "table3", "alts"))
     ap.add_argument("--reps", type=int, default=60, help="cycles per cell (seeds 7,000,000 + r)")
     ap.add_argument("--models", nargs="+", default=["calibrated", "disjoint"], choices=("calibrated", "disjoint"))
     ap.add_argument("--k", type=int, nargs="+", default=[1, 2, 5, 20], help="fig3: sub-batch counts")
     ap.add_argument("--n-css", type=int, nargs="+", default=[0, 4, 10, 16, 20], help="fig4: CSS jobs of 20")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE in every cell (TOML value)")
     args = ap.parse_args(argv)
-    {"fig3": fig3, "fig4": fig4, "table3": table3}[args.what](args, _fixed(args.set))
+    {"fig3": fig3, "fig4": fig4, "table3": table3, "alts": alts}[args.what](args, _fixed(args.set))
     return 0
 
 
