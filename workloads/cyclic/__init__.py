@@ -37,8 +37,9 @@ T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> 
 ``price_exponent`` 1.0 -> 1.1 (the slot-selection calibration's value). The disjoint model stays
 one setting away (:data:`DISJOINT_MODEL`: ``shared_alternatives = false`` and the values before).
 The Figs. 3-8 specs were re-measured under the new defaults: cyclic-subbatches and
-cyclic-css-bf-split have re-chosen load levels, cyclic-nodes pins the disjoint model (its 6 nodes
-cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults (calibration.md). A
+cyclic-css-bf-split have re-chosen load levels, cyclic-nodes runs the defaults with n_i up to 6 at
+its 6-node point (6 nodes cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults
+(calibration.md). A
 shared-alternatives cycle costs far more CPU than a disjoint one (26 Nov, 24 nodes, 20 jobs,
 load 12-13: CSS 70 ms, FRSM 25 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
 nearly all of it the conflict-free combination search (:mod:`.dp`). The combination strategy stays min_time (source, eq. 11); the Table 1
