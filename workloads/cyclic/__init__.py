@@ -74,6 +74,7 @@ import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs
 from .._lazy import handed_on
+from .._plugins import fails_loudly
 from ..environment import ENVIRONMENT_PARAMS
 from .batch import CRITERION_NAMES
 from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS
@@ -230,6 +231,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     from .cycle import run_cycle
     from .metrics import cycle_metrics

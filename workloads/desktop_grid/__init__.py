@@ -35,7 +35,7 @@ import numpy as np
 
 from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
 from .._lazy import handed_on
-from .._plugins import PluginError, is_path, resolve
+from .._plugins import PluginError, fails_loudly, is_path, resolve
 from .choices import HETEROGENEITY, LP_POLICIES, POLICIES, POLICY_CODE, SYSTEMS, WORK_CODE, ZERO_TOL
 from .plugins import DISPATCH, PLUGINS
 
@@ -445,6 +445,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     return out
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     """One replication per seed (see :func:`simulate`)."""
     out = empty_outputs(METRICS, len(seeds))

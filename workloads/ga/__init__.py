@@ -36,6 +36,7 @@ import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
 from .._lazy import handed_on
+from .._plugins import fails_loudly
 from .choices import DOCKING, METHODS, OBJECTIVES, WITHIN_LEVELS
 from .points import PLUGINS
 
@@ -199,6 +200,7 @@ def _plan_with_dask_islands(inst, method, settings, rngs, target, within, refere
                         target=target, within=within, reference_rng=reference_rng)
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     from .instance import make_instance
     from .planning import plan

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
 from .._lazy import handed_on
-from .._plugins import is_path, resolve
+from .._plugins import fails_loudly, is_path, resolve
 from ..environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
 from .choices import AEP_ALGORITHMS
 from .points import CRITERION, PLUGINS
@@ -187,6 +187,7 @@ def search(params: Mapping[str, Any], env, algo_rng: np.random.Generator) -> tup
 _WARM: set[str] = set()
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     from .csa import Alternatives
 
