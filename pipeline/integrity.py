@@ -46,7 +46,10 @@ class Report:
     def describe(self, block: tuple[tuple[int, ...], int, int]) -> str:
         cell, start, stop = block
         shape = self._shape
-        label = self.cells[int(np.ravel_multi_index(cell, shape))] if cell and self.cells else "(single cell)"
+        if not cell:  # a seed block: one row of seeds serves every cell that shares it
+            label = "(single cell)" if not shape else "every cell using these seeds"
+        else:
+            label = self.cells[int(np.ravel_multi_index(cell, shape))] if self.cells else f"cell {cell}"
         return f"{label}, replications {start}-{stop - 1}"
 
     _shape: tuple[int, ...] = ()
@@ -91,17 +94,22 @@ def scan(path: str | Path) -> Report:
     status = maps["status"][2]
     inner = files["status"].inner[-1]
     ran = _any_per_block(status != store_mod.NOT_RUN, inner)
+    n = status.shape[-1]
+    written = np.logical_or.reduce([maps[name][0] for name in names if name != "status"])
+    # data written where status has no chunk: the status is what was lost (unless a run's
+    # journal is still being compacted: data is written before its status)
+    status_lost = written & ~maps["status"][0] & ~maps["status"][1] & (not report.pending)
+    _add(report, "status", "missing where data was written (status lost)", status_lost, inner, n)
     for name in names:
         present, damaged, _, problems = maps[name]
         for problem, mask in problems.items():
-            _add(report, name, problem, mask, inner, status.shape[-1])
+            _add(report, name, problem, mask, inner, n)
         if name == "status":
             continue
-        _add(report, name, "missing where status says the replications ran", ran & ~present & ~damaged,
-             inner, status.shape[-1])
-        if not report.pending:  # during compaction data is written before its status
-            _add(report, name, "written where status says nothing ran (status lost)", present & ~ran,
-                 inner, status.shape[-1])
+        _add(report, name, "missing where status says the replications ran", ran & ~present & ~damaged, inner, n)
+        if not report.pending:
+            _add(report, name, "written where status says nothing ran", present & ~ran & ~status_lost
+                 & ~maps["status"][1], inner, n)
     _scan_seed(files["seed"], group["seed"], report)
     _scan_plain(path, group, report)
     return report
@@ -171,7 +179,8 @@ def _scan_seed(files: Any, array: Any, report: Report) -> None:
         if lost.any():
             start = pos[-1] * files.chunks[-1]
             what = damage.index if damage is not None and damage.index else "checksum mismatch or missing"
-            report.damages.append(Damage("seed", f"{what} (rewritten from the spec by the next run)",
+            row = f" in seed row {pos[:-1]} of the independent dimensions" if len(pos) > 1 else ""
+            report.damages.append(Damage("seed", f"{what}{row} (rewritten from the spec by the next run)",
                                          (((), start, min(start + files.chunks[-1], array.shape[-1])),)))
 
 

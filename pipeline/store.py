@@ -765,6 +765,27 @@ def read_whole(files: ChunkFiles | ShardFiles, array: zarr.Array) -> np.ndarray:
     return out
 
 
+def _coalesced(entries: list) -> list:
+    """The journal's batches with those that follow each other in one cell joined: one
+    write per run of batches, not one per batch, so compacting a thousand batches of one
+    replication costs little. Batches that overlap (a replication written twice) are left
+    as they are, in journal order, so the last written wins."""
+    from .journal import Entry
+
+    runs: list[list[Entry]] = []
+    for e in sorted(entries, key=lambda e: (e.cell, e.start)):
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.cell == e.cell and last.start + last.n > e.start:
+            return list(entries)
+        if last is not None and last.cell == e.cell and last.start + last.n == e.start:
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return [run[0] if len(run) == 1 else
+            Entry(run[0].cell, run[0].start, {k: np.concatenate([e.values[k] for e in run]) for k in run[0].values})
+            for run in runs]
+
+
 class Writer:
     """Writes batches into an existing store; the only thing that writes after creation.
 
@@ -923,7 +944,7 @@ class Writer:
         data: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         status: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         seeds_at: list[tuple[int, ...]] = []
-        for e in self._staged:
+        for e in _coalesced(self._staged):
             where = e.cell + (slice(e.start, e.start + e.n),)
             data += [(self.arrays[m.name], where, e.values[m.name]) for m in self.metrics]
             data.append((self.reason, where, e.values["reason"]))
