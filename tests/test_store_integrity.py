@@ -173,7 +173,7 @@ def test_a_chunk_1_sweep_of_10_cells_and_10000_replications_writes_few_files(tmp
 
 def test_a_store_written_before_checksums_opens_checks_and_resumes(tmp_path, capsys):
     store = tmp_path / "old.zarr"
-    shutil.copytree(GOLDEN / "store-format1"  # a store folder (not named .zarr: .gitignore), store)
+    shutil.copytree(GOLDEN / "store-format1", store)  # made by the code before checksums (aeae770)
     before = pipeline.open_store(store)[KEEP].load()
     assert (before["status"].values == store_mod.OK).all()
     capsys.readouterr()
