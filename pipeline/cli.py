@@ -158,7 +158,9 @@ def _show(args: argparse.Namespace) -> int:
     from .store import open_store
     from .tables import auto_lines, completeness
 
-    ds = open_store(args.store)
+    from .integrity import scan
+
+    ds = open_store(args.store, verify=False)  # damage is reported below, not raised
     a = ds.attrs
     if args.failures:
         from .store import read_failures
@@ -173,12 +175,22 @@ def _show(args: argparse.Namespace) -> int:
     dims = ", ".join(f"{d}[{ds.sizes[d]}]={list(map(_plain, ds[d].values))}" for d in a.get("dims", []))
     print(f"dimensions:  {dims or '(single cell)'}")
     print(f"metrics:     {', '.join(a.get('metrics', []))}")
-    done = completeness(ds)
+    report = scan(args.store)
+    if not report.clean:  # the counts below would count damaged replications as what status says
+        for line in report.lines():
+            print(f"DAMAGED:     {line}")
+        print(f"             (run the spec again to rerun them; `schedsweep check {args.store}` lists the same)")
+        ds = ds.drop_vars([d.variable for d in report.damages if d.variable != "status"], errors="ignore")
+    done = completeness(ds) if "status" in ds and not any(d.variable == "status" for d in report.damages) else {}
     total = sum(done.values())
-    print("status:      " + ", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})")
+    print("status:      " + (", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})" if done
+                             else "unreadable (damaged)"))
+    if report.pending:
+        print("journal:     batches of a running or interrupted run are not compacted into the store yet "
+              "(a resumed run does it)")
     reasons = a.get("reasons", {})
     counts = {}
-    for code in map(int, reasons):
+    for code in map(int, reasons if "reason" in ds else {}):
         if code:
             n = int((ds["reason"].values == code).sum())
             if n:
@@ -237,6 +249,22 @@ def _fit_lines(text: str, columns: int) -> str:
         lead = len(line) - len(line.lstrip())
         out.append(wrap(line, indent=lead, hanging=lead + 4, columns=columns))
     return "\n".join(out)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Scrub a store: exit 0 when clean, 1 when damage is listed."""
+    from .integrity import scan
+
+    report = scan(args.store)
+    if report.store_format < 2:
+        print(f"{args.store}: written before checksums (store format 1): there is nothing to verify")
+        return 0
+    for line in report.lines():
+        print(f"{args.store}: DAMAGED {line}")
+    state = "clean" if report.clean else f"{len(report.damages)} kinds of damage (run the spec again to rerun them)"
+    pending = "; a run's journal is not compacted yet" if report.pending else ""
+    print(f"{args.store}: {state}; {report.chunks} checksummed chunks in {report.files} shard files verified{pending}")
+    return 0 if report.clean else 1
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -445,6 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
     gantt.add_argument("--replication", type=int, default=0, help="replication index (default 0)")
     gantt.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
     gantt.set_defaults(func=_gantt)
+
+    check = sub.add_parser("check", help="verify every chunk's checksum and status against the data; "
+                                         "exit 0 only when the store is clean")
+    check.add_argument("store")
+    check.set_defaults(func=_check)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store")
     report.add_argument("store")

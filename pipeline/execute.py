@@ -182,9 +182,10 @@ class _Runner:
 
     def start(self, batch_size: int | None, retry_failed: bool) -> None:
         if (self.path / "zarr.json").exists():
-            self.writer = store_mod.Writer(self.path, self.spec, self.module)
+            self.writer = store_mod.Writer(self.path, self.spec, self.module)  # compacts what a killed run left
             batch_reps = self.writer.attrs().get("batch_reps")
             reps = np.asarray(batch_reps) if batch_reps else np.full(self.spec.shape, self.writer.chunk())
+            self._rerun_damaged()
             status = self.writer.status_array()
             say(f"resuming {self.path}: {int((status != store_mod.NOT_RUN).sum())} of {status.size} replications done")
         else:
@@ -212,6 +213,22 @@ class _Runner:
             # Longest first (by the pilot's estimate), so the last tasks are the short ones and
             # the workers finish together. The order changes no result: seeds go by replication.
             self.plan.sort(key=lambda b: -float(np.nan_to_num(per_rep[b.cell], nan=0.0)) * (b.stop - b.start))
+
+    def _rerun_damaged(self) -> None:
+        """Make the replications of damaged chunks 'not run' (scrubbed with pipeline.integrity),
+        so this run computes them again from their seeds."""
+        from . import integrity
+
+        report = integrity.scan(self.path)
+        if report.clean:
+            return
+        for line in report.lines():
+            say(f"damaged: {line}")
+        drop = integrity.rerun_ranges(report)
+        if drop:
+            self.writer.compact(drop)
+            say(f"{sum(b - a for _, a, b in drop)} replications of damaged chunks marked not run; they run again")
+        self.writer.flush()  # seeds and cell seconds read damaged were rewritten by the Writer
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
@@ -298,10 +315,10 @@ class _Runner:
     # -- replications = "auto" ----------------------------------------------------------
     def _auto_decision(self, cell: tuple[int, ...]) -> sequential.Decision:
         """The stopping rule on the cell's replications run so far (a prefix 0..n-1)."""
-        status = self.writer.status[cell]
+        status = self.writer.cell_status(cell)
         run = status != store_mod.NOT_RUN
         n = int(np.argmin(run)) if not run.all() else len(run)
-        x = np.asarray(self.writer.arrays[self.spec.auto["metric"]][cell][:n], dtype=float)
+        x = self.writer.cell_values(self.spec.auto["metric"], cell)[:n]
         x = np.where(status[:n] == store_mod.OK, x, np.nan)
         a = self.spec.auto
         return sequential.decide(x, a["precision"], a["look_ahead"], a["min"], self.spec.replications)
@@ -319,7 +336,7 @@ class _Runner:
         d = self._auto_decision(cell)
         if d.done:
             return
-        status = self.writer.status[cell]
+        status = self.writer.cell_status(cell)
         missing = (status == store_mod.NOT_RUN) & (np.arange(self.spec.replications) < d.next_n)
         batches = self._cell_batches(cell, missing, self.reps)
         n = int(missing.sum())
@@ -336,7 +353,7 @@ class _Runner:
         done = np.zeros(shape, bool)
         for cell in self.cells:
             d = self._auto_decision(cell)
-            run[cell] = int((self.writer.status[cell] != store_mod.NOT_RUN).sum())
+            run[cell] = int((self.writer.cell_status(cell) != store_mod.NOT_RUN).sum())
             precision[cell], met[cell], done[cell] = d.precision, d.met and d.done, d.done
         a = self.spec.auto
         self.writer.set_attrs(auto={
