@@ -2,15 +2,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
 import os
 import re
+import signal
 import sys
-from typing import Any
+import threading
+from typing import Any, Iterator
 
 EXIT_USAGE = 2
 EXIT_ALL_FAILED = 1  # a run whose every replication failed
+EXIT_SOME_FAILED = 3  # the store holds failed replications (schedsweep show STORE --failures)
+EXIT_UNWRITABLE = 4  # the store cannot be written: disk full, read-only, not ours to write
+RUN_EXIT_CODES = ("exit codes: 0 every replication ok (or 'no result' by the model's rule); "
+                  f"{EXIT_SOME_FAILED} some replications failed (schedsweep show STORE --failures); "
+                  f"{EXIT_ALL_FAILED} every replication this run ran failed; {EXIT_USAGE} a usage error or a "
+                  f"refused run; {EXIT_UNWRITABLE} the store cannot be written (disk full, read-only); 130, 143, "
+                  "129 stopped by Ctrl-C, SIGTERM, SIGHUP. After 4 or a stop, the same command resumes.")
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 INT64_MAX = 2 ** 63 - 1
 
@@ -91,21 +102,85 @@ def _run(args: argparse.Namespace) -> int:
         except SlurmOptionError as exc:
             print(f"schedsweep: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    from .execute import SweepFailed
+    if args.dry_run:
+        return _dry_run(args)
+    from .execute import SweepFailed, status_counts
 
     spec, store, overrides = _spec_or_store(args)
     quiet = args.quiet or args.no_progress
     try:
-        path = run(spec, store, workers=args.workers, scheduler=args.scheduler,
-                   scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
-                   batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
-                   progress=False if quiet else None, task_timeout=args.task_timeout,
-                   allow_changed_code=args.allow_changed_code, overrides=overrides)
+        with _signals_interrupt():
+            path = run(spec, store, workers=args.workers, scheduler=args.scheduler,
+                       scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
+                       batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
+                       progress=False if quiet else None, task_timeout=args.task_timeout,
+                       allow_changed_code=args.allow_changed_code, overrides=overrides)
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
+    except OSError as exc:
+        if exc.errno not in _UNWRITABLE:
+            raise
+        print(f"schedsweep: error: {_unwritable(exc, args.store)}", file=sys.stderr)
+        return EXIT_UNWRITABLE
     print(path)
     _say_next(path)
+    return EXIT_SOME_FAILED if status_counts(path)["failed"] else 0
+
+
+_UNWRITABLE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def _unwritable(exc: OSError, store: str | None) -> str:
+    """One line for a store that cannot be written: where, why, what to do."""
+    where = exc.filename or store or "the store"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"cannot write {where}: {exc.strerror}; free space (or give --store on another disk) and run "
+                "the same command again: the replications already stored are kept")
+    return (f"cannot write {where}: {exc.strerror}; give --store a folder you can write, or make this one "
+            "writable, and run the same command again")
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so the run stops as after Ctrl-C: the
+    tasks stopped, the lock removed, what was written kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """While a run goes on, SIGTERM (a batch system's stop) and SIGHUP (a closed terminal)
+    interrupt it like Ctrl-C; a second such signal during the clean-up is ignored."""
+    def stop(signum: int, frame: Any) -> None:
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        raise _Signalled(signum)
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    """``run --dry-run``: the sweep's size and where it goes; nothing is run or written."""
+    from .execute import size_lines
+    from .spec import load
+    from .store import default_path
+
+    spec = load(args.spec, args.set)  # refuses, like run, a sweep the client cannot hold
+    store = args.store or default_path(spec)
+    print(f"store path:  {store}{' (exists: the run resumes it)' if os.path.exists(store) else ''}")
+    for line in size_lines(spec, args.batch_size):
+        print(line)
     return 0
 
 
@@ -158,6 +233,15 @@ def _show(args: argparse.Namespace) -> int:
     from .store import open_store
     from .tables import auto_lines, completeness
 
+    if os.path.isfile(args.store):  # a spec: what running it would make
+        from .execute import size_lines
+        from .spec import load
+
+        spec = load(args.store)
+        print(f"spec:        {args.store} ({spec.name}: {spec.description})")
+        for line in size_lines(spec):
+            print(line)
+        return 0
     from .integrity import scan
 
     ds = open_store(args.store, verify=False)  # damage is reported below, not raised
@@ -399,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_parser = sub.add_parser
     sub.add_parser = lambda *a, **k: _add_parser(*a, parents=[common], **k)  # type: ignore[method-assign]
 
-    run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store")
+    run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store", epilog=RUN_EXIT_CODES)
     run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml; or a store, to resume it "
                                   "from the spec it holds")
     run.add_argument("--store", help="store path (default results/<name>.zarr)")
@@ -417,6 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "out again is recorded as failed (default: [run] task_timeout, else 20x the "
                           "batch's time from the pilot, at least 15 min)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the sweep's cells, runs, estimated store files and bytes and client memory; run nothing")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override the spec: params.nodes=200, sweep.load=[0.5,0.9], replications=50 "
                           "(TOML values; checked like the file; recorded in the store)")
@@ -432,8 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
     slurm.add_argument("--profile", help="YAML profile, e.g. slurm/example-site.yaml")
     run.set_defaults(func=_run)
 
-    show = sub.add_parser("show", help="what a store holds")
-    show.add_argument("store")
+    show = sub.add_parser("show", help="what a store holds (or, given a spec, how big its sweep is)")
+    show.add_argument("store", help="a store, or a spec (TOML): its cells, runs, store files and bytes")
     show.add_argument("--failures", action="store_true", help="print failed replications with seeds and tracebacks")
     show.set_defaults(func=_show)
 
@@ -559,9 +645,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"schedsweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("schedsweep: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, _Signalled) else signal.SIGINT
+        print(f"schedsweep: interrupted ({signal.Signals(signum).name}); run the same command again to resume",
+              file=sys.stderr)
+        return 128 + signum
 
 
 def _closed_pipe() -> int:

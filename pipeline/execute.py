@@ -89,6 +89,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     code = codehash.describe(workload_of(spec), plugin_modules(spec))
     with store_mod.locked(path):
         resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
+        if not resuming:
+            _warn_size(spec, path, batch_size)
         if resuming:
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             change = store_mod.check_same_code(path, code, allow_changed_code)
@@ -103,7 +105,8 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         # A new store: local replication processes start now, while this process plans the
         # pilot and imports zarr (a resumed store may have nothing left to run).
         warm = None if resuming else functools.partial(warm_worker, spec.workload)
-        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm) as executor:
+        with open_executor(workers, scheduler, scheduler_file, cluster, slurm_options, warm=warm,
+                           task_timeout=task_timeout) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
             runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
@@ -117,6 +120,35 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                 say(f"{path}: per-job records of {n} replications kept ([record]; schedsweep gantt draws one)")
     runner.summarise()
     return path
+
+
+def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
+    """What ``run --dry-run`` and ``show SPEC`` print: cells, runs, the store's files and
+    bytes, the client's memory (:mod:`pipeline.sizing`)."""
+    from . import sizing
+
+    module = workload_of(spec)
+    chunk = batch_size or spec.run.get("batch_size")
+    if chunk:
+        return sizing.describe(sizing.size(spec, module, chunk), chunk)
+    return sizing.describe(sizing.size(spec, module, spec.replications), spec.replications,
+                           sizing.size(spec, module, 1))
+
+
+def _warn_size(spec: Spec, path: Path, batch_size: int | None) -> None:
+    """One line if a new store may not fit on its disk or has very many files."""
+    from . import sizing
+
+    s = sizing.size(spec, workload_of(spec), batch_size or spec.replications)
+    warning = sizing.disk_warning(path, s.bytes, s.files)
+    if warning:
+        say(f"warning: {warning}")
+
+
+def status_counts(path: str | Path) -> dict[str, int]:
+    """Replications of the store at ``path`` by status label (``store.STATUS_LABELS``)."""
+    status = store_mod.open_group(Path(path), "r")["status"][...]
+    return {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
 
 
 def _check_options(workers: Any, batch_size: Any, batch_seconds: Any) -> None:

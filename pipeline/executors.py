@@ -273,16 +273,26 @@ class DaskExecutor:
         return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
+# A Dask worker silent (no heartbeat) for longer than Dask's ``distributed.scheduler.worker-ttl``
+# (5 minutes unless configured; this when it is unset) is restarted by its nanny, or removed
+# without one; a shorter task_timeout shortens it on the clusters this process starts. Dask
+# never waits less than 10 heartbeat intervals (0.5 s with up to 10 workers, 6 s at 1,000).
+WORKER_SILENCE = 300.0
+
+
 @contextlib.contextmanager
 def open_executor(workers: int | None = None, scheduler: str | None = None,
                   scheduler_file: str | None = None, cluster: str = "local",
                   slurm_options: dict[str, Any] | None = None,
-                  warm: Callable[[], None] | None = None) -> Iterator[Any]:
+                  warm: Callable[[], None] | None = None, task_timeout: float | None = None) -> Iterator[Any]:
     """Yield an executor for the chosen backend and close what was started here.
 
     ``warm`` (local processes only): called first in each worker thread, before any task,
     to start its replication process while the client does its own start-up (an error in
-    it is the first task's to report)."""
+    it is the first task's to report). ``task_timeout`` (seconds): on the Dask clusters
+    started here (``dask``, ``slurm``), a worker that stops answering for task_timeout
+    seconds, or Dask's worker-ttl if shorter, is retired and its tasks rerun elsewhere (see
+    :func:`_retire_silent_workers`)."""
     if workers == 0 and cluster == "local" and not scheduler and not scheduler_file:
         with SerialExecutor() as serial:
             yield serial
@@ -301,11 +311,13 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
             from .child import drop_stale
 
             client.run(drop_stale)  # the workers outlive runs, and so do their replication processes
+            _say_retired_workers(client)  # that scheduler's own worker-ttl applies
             yield DaskExecutor(client)
         finally:
             client.close()
         return
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_retire_silent_workers(task_timeout))
         if cluster == "slurm":
             from .slurm import make_cluster
 
@@ -326,7 +338,39 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         stack.callback(dask_cluster.close)
         client = Client(dask_cluster)
         stack.callback(client.close)
+        _say_retired_workers(client)
         yield DaskExecutor(client, expected)
+
+
+def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractContextManager:
+    """Configuration for a scheduler started in this process: a worker that sends no
+    heartbeat for task_timeout seconds (or Dask's worker-ttl if shorter) is killed by its
+    nanny and restarted (removed if it has no nanny or the nanny does not answer either).
+
+    A frozen worker (SIGSTOP, a node in a swap storm or stuck on NFS) cannot run the time
+    limit of its own tasks; the scheduler then sends them to other workers, as after a
+    worker death (``KilledWorker`` after ``allowed-failures`` such deaths, which the
+    runner resubmits). Our tasks wait on their replication process without the GIL, so a
+    live worker keeps its heartbeat even while a long batch runs.
+    """
+    import dask
+    from dask.utils import parse_timedelta
+
+    configured = parse_timedelta(dask.config.get("distributed.scheduler.worker-ttl", None)) or WORKER_SILENCE
+    silence = min(task_timeout or configured, configured)
+    return dask.config.set({"distributed.scheduler.worker-ttl": f"{silence:g}s"})
+
+
+def _say_retired_workers(client: Any) -> None:
+    """Say on stderr when the scheduler retires a worker that stopped answering."""
+    def handler(event: tuple[float, Any]) -> None:
+        msg = event[1]
+        if isinstance(msg, dict) and msg.get("action") == "worker-ttl-timed-out":
+            workers = ", ".join(msg.get("workers", []))
+            say(f"worker {workers} sent no heartbeat for {msg.get('ttl', 0):g} s: restarted or removed; "
+                "its tasks rerun on other workers")
+
+    client.subscribe_topic("scheduler", handler)
 
 
 @contextlib.contextmanager

@@ -237,6 +237,9 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     if n_cells * replications > MAX_RUNS:
         raise SpecError(f"{where}: {n_cells:,} cells × {replications:,} replications = "
                         f"{n_cells * replications:,} runs is too many: at most {MAX_RUNS:,} in one sweep")
+    from .sizing import check_client_memory
+
+    check_client_memory(where, n_cells, replications)  # before anything builds a record per cell
     record = _check_record(where, doc.get("record"), dims, replications, module)
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
                 tuple(independent), params, tuple(dims), run, overrides, auto, record)
@@ -284,6 +287,9 @@ def apply_override(doc: dict, item: str, where: str) -> None:
     (``200``, ``[0.5, 0.9]``, ``"easy"``); then the spec is checked as if the file said it."""
     key, sep, value = item.partition("=")
     key = key.strip()
+    if "\n" in item or "\r" in item:  # TOML would read a second line as another key, silently
+        raise SpecError(f"{where}: --set {item!r}: a line break in KEY=VALUE; give one line per --set, "
+                        "e.g. --set params.nodes=200 --set sweep.load=[0.5,0.9]")
     if not sep or not key:
         raise SpecError(f"{where}: --set {item!r}: expected KEY=VALUE, e.g. params.nodes=200 or sweep.load=[0.5,0.9]")
     try:

@@ -575,8 +575,10 @@ def locked(path: Path) -> Iterator[None]:
             raise StoreError(f"{path} is being written by another schedsweep run ({holder}); wait for it or stop it") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode(), 0)
-        yield
-        os.unlink(lock_path)
+        try:
+            yield
+        finally:  # also after a refusal or an interruption (SIGTERM, SIGHUP, Ctrl-C): no lock left
+            os.unlink(lock_path)
     finally:
         os.close(fd)
 

@@ -1,0 +1,258 @@
+"""A run that meets trouble ends in a known state: a frozen Dask worker is retired and its
+batches rerun elsewhere; exit codes say whether replications failed; a full disk, a
+read-only store, SIGTERM and SIGHUP end in one line with the lock removed; sweeps too
+large for the machine are refused before they start."""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dask
+import distributed  # noqa: F401 - its config defaults loaded before dask.config.set changes one
+import pytest
+import xarray as xr
+
+from schedsweep import pipeline
+from schedsweep.pipeline import cli, sizing, store as store_mod
+from schedsweep.pipeline.execute import status_counts
+
+SPEC = """
+name = "robust"
+workload = "mm1"
+replications = 20
+seed = 91
+[params]
+customers = 2000
+[sweep]
+arrival_rate = [0.4, 0.6]
+"""
+DATA = ["mean_wait", "mean_time_in_system", "status", "reason", "seed"]
+
+
+def _data(path: Path) -> xr.Dataset:
+    """The data and coordinates of a store, without run provenance (times, batch sizes)."""
+    ds = pipeline.open_store(path)[DATA].load()
+    ds.attrs = {}
+    return ds
+
+
+def test_frozen_dask_worker_is_retired_and_nothing_is_lost(write_spec, tmp_path, capfd):
+    marker = tmp_path / "frozen-pid"
+    frozen = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.freezing_workload"')
+                        .replace("[params]", f'[params]\nmarker = "{marker}"\nfreeze_at_seed_mod = 5'), "frozen.toml")
+    try:  # a worker silent for 1 s is retired (Dask waits at least 10 heartbeats: 5 s here)
+        with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
+            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", workers=2, cluster="dask", batch_size=4,
+                                     task_timeout=120.0, progress=False))
+    finally:
+        if marker.exists():  # the stopped worker, if the nanny has not killed it already
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert marker.exists(), "no worker was frozen: the test did not test anything"
+    assert "sent no heartbeat" in capfd.readouterr().err
+    want = _data(pipeline.run(write_spec(SPEC), tmp_path / "ref.zarr", workers=0, progress=False))
+    assert (want["status"] == store_mod.OK).all()
+    xr.testing.assert_identical(got, want)
+
+
+@pytest.mark.parametrize("task_timeout, ttl, silence", [(None, None, 300.0), (7.0, None, 7.0), (None, "1m", 60.0),
+                                                      (7.0, "1m", 7.0), (90.0, "1m", 60.0)])
+def test_worker_silence_is_the_task_timeout_or_dask_ttl_if_shorter(task_timeout, ttl, silence):
+    from dask.utils import parse_timedelta
+
+    from schedsweep.pipeline.executors import _retire_silent_workers
+
+    with dask.config.set({"distributed.scheduler.worker-ttl": ttl}), _retire_silent_workers(task_timeout):
+        assert parse_timedelta(dask.config.get("distributed.scheduler.worker-ttl")) == silence
+
+
+def _run_cli(*args: str) -> int:
+    """``schedsweep run`` in this process, tasks in its replication process, batches of 10 (no pilot)."""
+    size = [] if "--batch-size" in args else ["--batch-size", "10"]
+    return cli.main(["run", *map(str, args), "--workers", "0", "--no-progress", *size])
+
+
+def _lock(store: Path) -> Path:
+    return store.with_name(store.name + ".lock")
+
+
+def test_exit_codes_say_whether_replications_failed(write_spec, tmp_path, capsys):
+    flaky = SPEC.replace('workload = "mm1"', 'workload = "tests.flaky_workload"')
+    some = write_spec(flaky.replace("[params]", "[params]\nfail_every = 3"), "some.toml")
+    store = tmp_path / "some.zarr"
+    assert _run_cli(some, "--store", store) == cli.EXIT_SOME_FAILED
+    counts = status_counts(store)
+    assert counts["failed"] > 0 and counts["ok"] > 0
+    assert _run_cli(some, "--store", store) == cli.EXIT_SOME_FAILED  # nothing left to run: the store still has failures
+    every = write_spec(flaky.replace("[params]", "[params]\nfail_every = 1"), "every.toml")
+    assert _run_cli(every, "--store", tmp_path / "every.zarr") == cli.EXIT_ALL_FAILED
+    # A refused run (a store of another spec) is a usage error and leaves no lock behind.
+    capsys.readouterr()
+    assert _run_cli(write_spec(SPEC.replace("seed = 91", "seed = 92"), "other.toml"), "--store", store) == 2
+    assert "different spec" in capsys.readouterr().err
+    assert not any(p.name.endswith(".lock") for p in tmp_path.iterdir())
+
+
+def test_set_with_a_line_break_is_refused_in_one_line(write_spec, tmp_path, capsys):
+    spec = write_spec(SPEC)
+    assert _run_cli(spec, "--store", tmp_path / "s.zarr", "--set", "replications=5\nseed=3") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line break" in err and "replications=5\\nseed=3" in err
+    assert not (tmp_path / "s.zarr").exists()
+
+
+def test_full_disk_is_one_line_and_the_same_command_resumes(write_spec, tmp_path, capsys, monkeypatch):
+    spec = write_spec(SPEC)
+    store = tmp_path / "full.zarr"
+    calls = []
+
+    def full_disk() -> None:  # the 6th store write point: batch 2's data written, its status not
+        calls.append(1)
+        if len(calls) == 6:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(store / "status"))
+
+    monkeypatch.setattr(store_mod, "fault_point", full_disk)
+    assert _run_cli(spec, "--store", store, "--batch-size", "5") == cli.EXIT_UNWRITABLE
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("schedsweep: error: cannot write ") and str(store / "status") in err and "No space left" in err and "same command" in err
+    assert not _lock(store).exists()
+    partial = status_counts(store)
+    assert 0 < partial["ok"] < 40
+    monkeypatch.setattr(store_mod, "fault_point", lambda: None)
+    assert _run_cli(spec, "--store", store, "--batch-size", "5") == 0  # every replication ok: exit 0
+    ref = tmp_path / "ref.zarr"
+    assert _run_cli(spec, "--store", ref) == 0
+    xr.testing.assert_identical(_data(store), _data(ref))
+
+
+def test_read_only_store_is_one_line(write_spec, tmp_path):
+    flaky = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.flaky_workload"')
+                       .replace("[params]", "[params]\nfail_every = 3"))
+    store = tmp_path / "ro.zarr"
+    assert _run_cli(flaky, "--store", store) == cli.EXIT_SOME_FAILED
+    before = status_counts(store)
+    run = [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(flaky), "--store", str(store),
+           "--workers", "0", "--no-progress", "--retry-failed"]
+    if os.geteuid() == 0:  # root writes through permissions: a read-only bind mount in a mount namespace
+        cmd = ["unshare", "-m", "sh", "-c", f'mount --bind -o ro "$0" "$0" && exec "$@"', str(store), *run]
+    else:
+        cmd = run
+        for folder, _, files in os.walk(store):
+            for name in [folder, *(os.path.join(folder, f) for f in files)]:
+                os.chmod(name, os.stat(name).st_mode & 0o555)
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == cli.EXIT_UNWRITABLE, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("schedsweep: error: cannot write ") and str(store) in last
+    assert ("Read-only file system" if os.geteuid() == 0 else "Permission denied") in last
+    assert "give --store a folder you can write" in out.stderr and "Traceback" not in out.stderr
+    assert not _lock(store).exists()
+    assert status_counts(store) == before
+
+
+def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path):
+    spec = write_spec(SPEC.replace("replications = 20", "replications = 400").replace("customers = 2000",
+                                                                                      "customers = 60000"))
+    store = tmp_path / "stopped.zarr"
+    cmd = [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--store", str(store), "--workers", "0",
+           "--batch-size", "10", "--no-progress"]
+    done = 0
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # the second run resumes the first
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    if status_counts(store)["ok"] > done:
+                        break
+                except Exception:  # noqa: BLE001 - not made yet, or half-made while we look
+                    pass
+                time.sleep(0.05)  # a poll, not a timing: the run goes on meanwhile
+            assert proc.poll() is None, "the run ended before it could be stopped; make it longer"
+            os.kill(proc.pid, signum)
+            err = proc.communicate(timeout=60)[1]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 128 + signum, err
+        name = signal.Signals(signum).name
+        assert err.strip().splitlines()[-1] == f"schedsweep: interrupted ({name}); run the same command again to resume"
+        assert "Traceback" not in err
+        assert not _lock(store).exists()
+        now = status_counts(store)["ok"]
+        assert now > done
+        done = now
+    assert done < 800, "the second run finished before it could be stopped"
+
+
+def test_size_guard_refuses_before_building_cells(write_spec, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sizing, "available_memory", lambda: 8 * 10 ** 9)
+    values = lambda start, n: "[" + ", ".join(str(start + k) for k in range(n)) + "]"  # noqa: E731
+    text = SPEC.replace("[params]\ncustomers = 2000\n", "").replace(
+        "arrival_rate = [0.4, 0.6]", f"customers = {values(1000, 100)}\nwarmup = {values(0, 100)}\n"
+                                     f"arrival_rate = {[0.1 + k / 1000 for k in range(100)]}")
+    # 10**6 cells x 20 replications: 2 GB + 0.32 GB in the client, more than half of 8 GB? No: accepted.
+    assert sizing.client_bytes(10 ** 6, 20) == 10 ** 6 * sizing.CELL_BYTES + 2 * 10 ** 7 * sizing.RUN_BYTES
+    big = write_spec(text.replace("replications = 20", "replications = 1000"), "big.toml")
+    # 10**6 cells x 1000: 2 GB + 16 GB, more than 4 GB: refused when the spec is read, before any store.
+    assert _run_cli(big, "--store", tmp_path / "big.zarr", "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert "1,000,000 cells x 1,000 replications needs about 18 GB" in err and "8 GB available" in err
+    assert not (tmp_path / "big.zarr").exists() and not list(tmp_path.glob("*.lock"))
+
+
+def test_dry_run_and_show_spec_count_what_the_run_makes(write_spec, tmp_path, capsys):
+    spec = write_spec(SPEC)
+    store = tmp_path / "s.zarr"
+    assert _run_cli(spec, "--store", store, "--batch-size", "6", "--dry-run") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert not store.exists() and not _lock(store).exists()
+    assert "cells:       2" in lines and "runs:        40 (2 cells x 20 replications)" in lines
+    assert _run_cli(spec, "--store", store, "--batch-size", "6") == 0
+    module = pipeline.spec.workload_of(pipeline.spec.load(spec))
+    layout = sizing.store_layout(pipeline.spec.load(spec), module, 6)
+    # Each per-cell array holds one chunk file per cell and block of 6 replications (4 blocks).
+    for name in [m.name for m in module.METRICS] + ["status"]:  # (reason: all-zero chunks are not written)
+        files = [p for p in (store / name).rglob("*") if p.is_file() and p.name != "zarr.json"]
+        assert len(files) == 2 * 4, name
+    metric = layout[0]
+    assert metric.chunks == (1, 6) and metric.shape == (2, 20)
+    files, nbytes = sizing.files_and_bytes([metric])
+    assert files == 1 + 1 + 8 and nbytes == 8 * 6 * 8
+    assert f"store files: about {sizing.files_and_bytes(layout)[0]:,} (6 replications per chunk)" in lines
+    assert cli.main(["show", str(spec)]) == 0
+    shown = capsys.readouterr().out
+    assert "cells:       2" in shown and "(one chunk per cell) to" in shown
+
+
+@pytest.mark.slurm
+@pytest.mark.timeout(400)
+def test_frozen_worker_on_slurm_is_retired_and_nothing_is_lost(write_spec, tmp_path, capfd):
+    from tests.test_slurm_cluster import _profile, require_slurm
+
+    require_slurm()
+    marker = tmp_path / "frozen-pid"
+    frozen = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.freezing_workload"')
+                        .replace("[params]", f'[params]\nmarker = "{marker}"\nfreeze_at_seed_mod = 5'), "frozen.toml")
+    options = {"profile": str(_profile(tmp_path, 2, 2)), "jobs": 2}
+    try:  # the worker inside a Slurm job stops; its nanny (in the same job) kills and restarts it
+        with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
+            got = _data(pipeline.run(frozen, tmp_path / "frozen.zarr", cluster="slurm", slurm_options=options,
+                                     batch_size=4, task_timeout=120.0, progress=False))
+    finally:
+        if marker.exists():
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert marker.exists(), "no worker was frozen: the test did not test anything"
+    assert "sent no heartbeat" in capfd.readouterr().err
+    want = _data(pipeline.run(write_spec(SPEC), tmp_path / "ref.zarr", workers=0, progress=False))
+    xr.testing.assert_identical(got, want)
