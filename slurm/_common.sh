@@ -38,3 +38,20 @@ print_logs() {
     echo "----- sinfo -----" >&2
     sinfo -N -l >&2 2>&1 || true
 }
+
+# start_munged DIR: reuse a working munged, else start one as the munge user (as root it
+# refuses: "Logfile is insecure") and record its pid in DIR/munged.pid (so the script
+# that started it stops it). One munged serves every Slurm of this machine: its socket
+# is a file, which network namespaces share.
+start_munged() {
+    (munge -n | unmunge) >/dev/null 2>&1 && return 0
+    mkdir -p /run/munge /var/log/munge /var/lib/munge
+    chown munge:munge /run/munge /var/log/munge /var/lib/munge
+    chmod 0755 /run/munge
+    [ -s /etc/munge/munge.key ] || { echo "/etc/munge/munge.key missing (reinstall munge)" >&2; return 1; }
+    rm -f /run/munge/munged.pid
+    runuser -u munge -- /usr/sbin/munged >"$1/munged.out" 2>&1 || { cat "$1/munged.out" >&2; return 1; }
+    for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
+    cp /run/munge/munged.pid "$1/munged.pid" || { echo "munged wrote no pid file" >&2; return 1; }
+    (munge -n | unmunge) >/dev/null 2>&1 || { echo "munge credentials do not round-trip" >&2; return 1; }
+}
