@@ -3,6 +3,7 @@
 # are recorded there by pid file, so stop.sh stops only those.
 SLURM_STATE_DIR=${SCHEDSWEEP_SLURM_DIR:-/tmp/schedsweep-slurm}
 SLURM_OUR_CONF=$SLURM_STATE_DIR/slurm.conf
+SLURM_MULTIHOST_DIR=${SCHEDSWEEP_MULTIHOST_DIR:-/tmp/schedsweep-multihost}   # slurm/multihost.sh's
 SLURM_SYS_CONF=/etc/slurm/slurm.conf      # where sinfo/sbatch look without SLURM_CONF
 START_TIMEOUT=${SCHEDSWEEP_SLURM_TIMEOUT:-60}   # seconds to wait for the node to be idle
 
@@ -54,4 +55,17 @@ start_munged() {
     for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
     cp /run/munge/munged.pid "$1/munged.pid" || { echo "munged wrote no pid file" >&2; return 1; }
     (munge -n | unmunge) >/dev/null 2>&1 || { echo "munge credentials do not round-trip" >&2; return 1; }
+}
+
+# stop_or_hand_over_munged DIR OTHER_DIR: stop the munged recorded in DIR/munged.pid, unless
+# the other test Slurm (its slurmctld pid file in OTHER_DIR) still runs: then move the record
+# there, so whichever stops last stops munged.
+stop_or_hand_over_munged() {
+    [ -f "$1/munged.pid" ] || return 0
+    if pid_alive "$2/slurmctld.pid"; then
+        mv "$1/munged.pid" "$2/munged.pid"
+    elif pid_alive "$1/munged.pid"; then
+        kill "$(cat "$1/munged.pid")" 2>/dev/null
+        rm -f "$1/munged.pid"
+    fi
 }

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/_common.sh"
 export PATH=$PATH:/usr/sbin
 
-MH_DIR=${SCHEDSWEEP_MULTIHOST_DIR:-/tmp/schedsweep-multihost}
+MH_DIR=$SLURM_MULTIHOST_DIR
 MH_CONF=$MH_DIR/slurm.conf
 MH_NET=10.231.7                    # a private /24 that exists only inside these namespaces
 MH_TIMEOUT=${SCHEDSWEEP_MULTIHOST_TIMEOUT:-60}
@@ -219,9 +219,7 @@ down() {
         ip netns del "$(ns "$h")" 2>/dev/null || true
         rm -rf "/etc/netns/$(ns "$h")"
     done
-    if [ -f "$MH_DIR/munged.pid" ]; then
-        pid_alive "$MH_DIR/munged.pid" && kill "$(cat "$MH_DIR/munged.pid")"
-    fi
+    stop_or_hand_over_munged "$MH_DIR" "$SLURM_STATE_DIR"   # unless slurm/start.sh's Slurm still uses it
     rm -rf "$MH_DIR"
 }
 
