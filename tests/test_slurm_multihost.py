@@ -6,6 +6,7 @@ compute hosts, each a network namespace with its own address, linked by veth pai
   host listens outside loopback and the host's own address; one compute host is then powered
   off mid-sweep (every process of it killed: slurmd, job steps, workers) and the store still
   equals a local run bit for bit;
+- the same without ``interface`` in the profile: everything still on its host's own address;
 - ``slurm/sweep.sbatch`` with two nodes: scheduler on the first, a worker on each, same store.
 
 Skipped when the multi-host Slurm is not up (``bash slurm/multihost.sh up``, as root), unless
@@ -36,8 +37,9 @@ ADDRESS = {"login": "10.231.7.1", "c1": "10.231.7.11", "c2": "10.231.7.12"}
 LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 DATA = ["mean_wait", "mean_time_in_system", "status", "reason", "seed"]
 
-# About 5 ms per replication on a quiet core (several times more under load), 120 replications in tasks of 4: a few seconds
-# of work, so both hosts' workers join before the end and one host can be killed mid-sweep.
+# About 12 ms per replication on a quiet core (the single-node tests' 1e6 customers take 25),
+# 120 replications in 30 tasks: 1.5 CPU-seconds, so the second host's worker (registered
+# 0.1-0.2 s after the first here) joins before the end and it can be killed mid-sweep.
 SPEC = """
 name = "multihost"
 workload = "mm1"
@@ -45,7 +47,7 @@ replications = 60
 seed = 4242
 [params]
 service_rate = 1.0
-customers = 100000
+customers = 500000
 warmup = 300
 [sweep]
 arrival_rate = [0.4, 0.7]
@@ -182,7 +184,7 @@ def test_sbatch_route_on_two_nodes(multihost, tmp_path, local_reference):
             if queued.returncode != 0 or not queued.stdout.strip():
                 break   # the job left the queue
             text = out_file.read_text() if out_file.exists() else ""
-            if not checked and "running schedsweep run" in text and "exited with status" not in text:
+            if not checked and "workers at scheduler" in text and "exited with status" not in text:
                 assert_listens_only_on_own_addresses(["c1", "c2"])   # while both workers run
                 checked = True
             time.sleep(0.3)   # each squeue is an RPC to the controller
@@ -199,29 +201,57 @@ def test_sbatch_route_on_two_nodes(multihost, tmp_path, local_reference):
     xr.testing.assert_identical(_data(store), local_reference)
 
 
-def test_compute_host_powered_off_mid_sweep(multihost, tmp_path, local_reference):
-    """--cluster slurm from the login host with workers on both compute hosts; c2 dies mid-sweep."""
-    store = tmp_path / "killed.zarr"
-    logs = tmp_path / "logs"
+def _start_sweep_on_login_host(tmp_path: Path, store: Path, interface: bool) -> tuple[subprocess.Popen, Path]:
+    """``schedsweep run --cluster slurm`` on the login host, two worker jobs (one per compute host);
+    the profile slurm/multihost.yaml, without its ``interface`` if not ``interface``."""
+    lines = (REPO / "slurm" / "multihost.yaml").read_text().splitlines()
+    lines = [x for x in lines if interface or not x.startswith("interface:")]
     profile = tmp_path / "profile.yaml"
-    profile.write_text((REPO / "slurm" / "multihost.yaml").read_text()
-                       + f"\nlog_directory: {logs}\njobs: 2\nmin_jobs: 2\n")
+    profile.write_text("\n".join(lines) + f"\nlog_directory: {tmp_path / 'logs'}\njobs: 2\nmin_jobs: 2\n")
     run_log = tmp_path / "run.log"
     cmd = on("login", sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(_spec(tmp_path)), "--store",
              str(store), "--cluster", "slurm", "--profile", str(profile), "--batch-size", "4", "--no-progress")
     with open(run_log, "w") as err:
         proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return proc, run_log
+
+
+def _wait_for_both_hosts(proc: subprocess.Popen, tmp_path: Path, store: Path, run_log: Path) -> None:
+    """Until a worker of each compute host has registered with the scheduler over TLS and
+    results are coming in; then check every host's listeners."""
+    workers: dict[str, str] = {}
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = _worker_hosts(tmp_path / "logs") if (tmp_path / "logs").exists() else {}
+        if sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]] and _done_count(store) > 0:
+            break
+        time.sleep(0.1)
+    assert sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]], \
+        f"workers did not join from both compute hosts: {workers}; run log:\n{run_log.read_text()}"
+    assert_listens_only_on_own_addresses(["login", "c1", "c2"])
+
+
+def test_sweep_from_login_host_without_interface(multihost, tmp_path, local_reference):
+    """--cluster slurm with a profile that names no interface: the scheduler on the login host's
+    outward address, each worker on its node's, none on 0.0.0.0; same store."""
+    store = tmp_path / "no-interface.zarr"
+    proc, run_log = _start_sweep_on_login_host(tmp_path, store, interface=False)
     try:
-        workers: dict[str, str] = {}
-        deadline = time.monotonic() + 150
-        while time.monotonic() < deadline and proc.poll() is None:
-            workers = _worker_hosts(logs) if logs.exists() else {}
-            if sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]] and _done_count(store) > 0:
-                break
-            time.sleep(0.1)
-        assert sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]], \
-            f"workers did not join from both compute hosts: {workers}; run log:\n{run_log.read_text()}"
-        assert_listens_only_on_own_addresses(["login", "c1", "c2"])
+        _wait_for_both_hosts(proc, tmp_path, store, run_log)
+        proc.wait(timeout=200)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, run_log.read_text()
+    xr.testing.assert_identical(_data(store), local_reference)
+
+
+def test_compute_host_powered_off_mid_sweep(multihost, tmp_path, local_reference):
+    """--cluster slurm from the login host, the profile's interface, workers on both compute
+    hosts; c2 dies mid-sweep (every process of it killed) and the store is still the local run's."""
+    store = tmp_path / "killed.zarr"
+    proc, run_log = _start_sweep_on_login_host(tmp_path, store, interface=True)
+    try:
+        _wait_for_both_hosts(proc, tmp_path, store, run_log)
         done_at_kill = _done_count(store)
         subprocess.run(["bash", str(SCRIPT), "poweroff", "c2"], check=True, timeout=60)
         assert proc.poll() is None and done_at_kill < TOTAL, \
