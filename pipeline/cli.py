@@ -195,8 +195,10 @@ def _table(args: argparse.Namespace) -> int:
     print(render(result, args.format, args.by))
     if args.format == "text" and not (args.paired or args.ratio):
         from .reference import store_section
+        from .verify import store_text
 
-        section = store_section(ds, args.level)  # the published values this sweep reproduces
+        # the published values and claims this sweep reproduces: the scorecard of `schedsweep verify`
+        section = store_text(ds, args.level) or store_section(ds, args.level)
         if section:
             print()
             print(section)

@@ -487,7 +487,7 @@ def block_text(card: dict[str, Any]) -> str:
     level = f"{card['level']:.0%}"
     out = [f"== {card['spec']} [{card['paper']}]: {card['verdict']}  "
            f"({card['replications']} replications, seed {card['seed']})",
-           f"   reproduces: {card['reproduces']}"]
+           f"   Reproduces: {card['reproduces']}"]
     if card["dropped"]:
         out.append(f"   dropped by overrides: {'; '.join(card['dropped'])}")
     if card["values"]:
