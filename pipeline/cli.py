@@ -325,8 +325,12 @@ def _verify(args: argparse.Namespace) -> int:
     result = verify.verify(args.targets, quick=args.quick, replications=args.replications, seed=args.seed,
                            results=args.results, workers=args.workers, level=args.level)
     print(verify.render(result, args.format))
-    if args.update_expected:
-        print(f"wrote {verify.write_expected(result, args.update_expected)}", file=sys.stderr)
+    if args.update_expected:  # the same runs under other seeds mark the verdicts that are not stable
+        others = [verify.verify(args.targets, quick=True, seed=seed, results=args.results, workers=args.workers,
+                                level=args.level) for seed in verify.STABILITY_SEEDS if seed != args.seed]
+        path = verify.write_expected(result, others, args.update_expected)
+        flapping = sum(map(len, verify.unstable(path).values()))
+        print(f"wrote {path}: {flapping} verdict(s) not stable under seeds {verify.STABILITY_SEEDS}", file=sys.stderr)
     if args.check_expected:
         moves = verify.moved(result, args.check_expected)
         for line in moves:
