@@ -285,6 +285,9 @@ def _show(args: argparse.Namespace) -> int:
         print(line)
     if a.get("overrides"):
         print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
+    if a.get("reference_dropped"):
+        print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
+              + "; ".join(a["reference_dropped"]))
     if a.get("grown"):
         print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
             ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
@@ -313,8 +316,10 @@ def _table(args: argparse.Namespace) -> int:
     print(render(result, args.format, args.by, columns=None if args.wide else width()))
     if args.format == "text" and not (args.paired or args.ratio):
         from .reference import store_section
+        from .verify import store_text
 
-        section = store_section(ds, args.level)  # the published values this sweep reproduces
+        # the published values and claims this sweep reproduces: the scorecard of `schedsweep verify`
+        section = store_text(ds, args.level) or store_section(ds, args.level)
         if section:
             print()
             print(section if args.wide else _fit_lines(section, width()))
@@ -462,6 +467,38 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from . import verify
+
+    if args.quick and args.replications:
+        print("schedsweep: error: give --quick or --replications N, not both (see schedsweep verify --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.update_expected and not args.quick:
+        print("schedsweep: error: --update-expected records the verdicts of --quick (see schedsweep verify --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    result = verify.verify(args.targets, quick=args.quick, replications=args.replications, seed=args.seed,
+                           results=args.results, workers=args.workers, level=args.level)
+    print(verify.render(result, args.format))
+    if args.update_expected:  # the same runs under other seeds mark the verdicts that are not stable
+        others = [verify.verify(args.targets, quick=True, seed=seed, results=args.results, workers=args.workers,
+                                level=args.level) for seed in verify.STABILITY_SEEDS if seed != args.seed]
+        path = verify.write_expected(result, others, args.update_expected)
+        flapping = sum(map(len, verify.unstable(path).values()))
+        print(f"wrote {path}: {flapping} verdict(s) not stable under seeds {verify.STABILITY_SEEDS}", file=sys.stderr)
+    if args.check_expected:
+        moves = verify.moved(result, args.check_expected)
+        for line in moves:
+            print(f"schedsweep verify: verdict moved: {line}", file=sys.stderr)
+        if moves:
+            print(f"schedsweep verify: {len(moves)} verdict(s) differ from {args.check_expected}; if on purpose: "
+                  "schedsweep verify --quick --update-expected", file=sys.stderr)
+            return 1
+    return 0
+
+
+
 def _verbosity() -> argparse.ArgumentParser:
     """-q/-v, accepted before the verb and after it (every verb)."""
     common = argparse.ArgumentParser(add_help=False)
@@ -593,6 +630,26 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=1.0,
                       help="time spent per piloted cell, up to 6 cells per spec (default 1)")
     jobs.set_defaults(func=_jobs)
+
+    ver = sub.add_parser("verify", help="the reproduction scorecard: published values and claims against our CIs")
+    ver.add_argument("targets", nargs="*", metavar="SPEC|STORE",
+                     help="specs to run (or resume) or stores to read (default: every shipped spec with a "
+                          "[reference]; with --quick, the quick set)")
+    ver.add_argument("--quick", action="store_true",
+                     help="reduced sizes (pipeline/verify.py QUICK), in a temporary folder unless --results")
+    ver.add_argument("--replications", type=_int_in(2, 10_000_000), help="run every spec at N replications")
+    ver.add_argument("--seed", type=_int_in(0), help="root seed instead of the spec's (to check stability)")
+    ver.add_argument("--results", help="keep the runs' stores in this folder (default: results/ for full-size "
+                                       "runs, a temporary folder for reduced ones)")
+    ver.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core)")
+    ver.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95,
+                     help="confidence level (default 0.95)")
+    ver.add_argument("--format", default="text", choices=("text", "markdown", "json"))
+    ver.add_argument("--check-expected", nargs="?", const="benchmarks/verify-expected.json", metavar="FILE",
+                     help="exit 1 if a verdict differs from FILE (default benchmarks/verify-expected.json)")
+    ver.add_argument("--update-expected", nargs="?", const="benchmarks/verify-expected.json", metavar="FILE",
+                     help="with --quick: write the verdicts to FILE (default benchmarks/verify-expected.json)")
+    ver.set_defaults(func=_verify)
     return parser
 
 

@@ -81,6 +81,9 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         spec = load(spec, overrides)  # --set KEY=VALUE over the file, checked like it
     elif overrides:
         raise ValueError("overrides apply to a spec file; give its path, not a loaded Spec")
+    if spec.reference_dropped:  # one line: the overrides removed coordinates these published points name
+        say(f"{len(spec.reference_dropped)} published reference point(s) dropped (--set removed what they name; "
+            f"recorded in the store): " + "; ".join(spec.reference_dropped))
     task_timeout = _checked_timeout(task_timeout if task_timeout is not None else spec.run.get("task_timeout"))
     _check_options(workers, batch_size, batch_seconds)
     path = Path(store) if store else store_mod.default_path(spec)
@@ -660,6 +663,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "spec_path": spec.path,
         "spec_identity": spec.identity(),
         "overrides": list(spec.overrides),
+        "reference_dropped": list(spec.reference_dropped),
         "name": spec.name,
         "description": spec.description,
         "workload": spec.workload,

@@ -86,9 +86,9 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
             f"{_e(a.get('replications'))} replications per cell · report made "
             f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
             _contents(),
+            "<h2 id='published'>Published reference: the reproduction scorecard</h2>", published_html(ds, level),
             "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format),
             "<h2 id='metrics'>Metrics</h2>", undefined_html(ds), metric_tables_html(ds, level),
-            "<h2 id='published'>Published reference</h2>", published_html(ds, level),
             "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level),
             "<h2 id='completeness'>Completeness</h2>", completeness_html(ds, store_label),
             "<h2 id='provenance'>Provenance</h2>", provenance_html(ds),
@@ -103,7 +103,7 @@ def _e(value: Any) -> str:
 
 
 def _contents() -> str:
-    items = [("figures", "Figures"), ("metrics", "Metrics"), ("published", "Published reference"),
+    items = [("published", "Published reference"), ("figures", "Figures"), ("metrics", "Metrics"),
              ("paired", "Paired comparison"),
              ("completeness", "Completeness"), ("provenance", "Provenance"), ("spec", "Spec")]
     return "<p>" + " · ".join(f"<a href='#{k}'>{v}</a>" for k, v in items) + "</p>"
@@ -112,33 +112,44 @@ def _contents() -> str:
 # -- published reference ------------------------------------------------------------------
 
 def published_html(ds: xr.Dataset, level: float) -> str:
-    """The published values and claims of the spec beside our results."""
+    """The published values and claims of the spec beside our results: the scorecard of
+    ``schedsweep verify`` (values against our CI and tolerance, claims by paired CIs)."""
     from . import reference
-    from .stats import describe
+    from .verify import scorecard
 
     ref = reference.of_store(ds)
     if not ref:
         return "<p class='muted'>The spec names no published values (no [reference] table).</p>"
-    out = [f"<p>Reproduces: {_e(ref.reproduces)}</p>"] if ref.reproduces else []
-    metrics = sorted({v.metric for v in ref.values} | {c.metric for c in ref.claims})
-    stats = describe(ds, level, [m for m in metrics if m in ds])
-    rows = reference.value_rows(ref, stats)
-    if rows:
-        out.append("<table><tr><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI)</th>"
-                   "<th>relative difference</th><th>published inside our CI</th><th>source</th></tr>")
-        for r in rows:
-            inside = {True: "yes", False: "no", None: "no result"}[r["inside_ci"]]
-            out.append(f"<tr><td class='key'>{_e(r['metric'])}</td><td class='key'>{_e(r['where'])}</td>"
-                       f"<td>{r['published']:.6g}</td><td>{r['ours']:.4g} ± {r['half_width']:.2g}</td>"
-                       f"<td>{reference._relative(r['relative'])}</td><td>{inside}</td><td class='key'>{_e(r['source'])}</td></tr>")
+    card = scorecard(ds, level)
+    if card is None:
+        return f"<p>Reproduces: {_e(ref.reproduces)}</p>" if ref.reproduces else ""
+    return scorecard_html(card)
+
+
+def scorecard_html(card: dict[str, Any]) -> str:
+    """One spec's scorecard (pipeline/verify.py) as HTML tables."""
+    from .verify import _claim_need, _need, _num, _rel
+
+    out = [f"<p>Reproduces: {_e(card['reproduces'])}. Verdict: <b>{_e(card['verdict'])}</b> "
+           f"({_e(card['replications'])} replications, {card['level']:.0%} CIs)</p>"]
+    if card["dropped"]:
+        out.append(f"<p class='muted'>Dropped by overrides: {_e('; '.join(card['dropped']))}</p>")
+    if card["values"]:
+        out.append("<table><tr><th>verdict</th><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI)</th>"
+                   "<th>relative difference</th><th>tolerance</th><th>source</th></tr>")
+        for v in card["values"]:
+            out.append(f"<tr><td>{_e(v['verdict'] + _need(v['needed']))}</td><td class='key'>{_e(v['metric'])}</td>"
+                       f"<td class='key'>{_e(v['where'])}</td><td>{v['published']:.6g}</td>"
+                       f"<td>{_num(v['ours'])} ± {_num(v['half_width'], '.2g')}</td><td>{_rel(v['relative'])}</td>"
+                       f"<td>±{v['tolerance']:.0%}</td><td class='key'>{_e(v['source'])}</td></tr>")
         out.append("</table>")
-    claims = reference.claim_rows(ref, stats)
-    if claims:
-        out.append("<table><tr><th>published claim</th><th>holds on our means</th><th>our means</th></tr>")
-        for c in claims:
-            verdict = {True: "holds", False: "does not hold", None: "cannot judge"}[c["holds"]]
-            out.append(f"<tr><td class='key'>{_e(c['text'])}</td><td>{verdict}</td>"
-                       f"<td class='key'>{_e(c['ours'])}</td></tr>")
+    if card["claims"]:
+        out.append("<table><tr><th>published claim</th><th>verdict (paired CIs)</th><th>differences judged</th></tr>")
+        for c in card["claims"]:
+            shown = "<br>".join(_e((f"[{s['slice']}] " if s["slice"] else "") + "; ".join(s["contrasts"]))
+                                for s in c["slices"])
+            out.append(f"<tr><td class='key'>{_e(c['text'])}</td><td>{_e(c['verdict'] + _claim_need(c))}</td>"
+                       f"<td class='key'>{shown}</td></tr>")
         out.append("</table>")
     return "\n".join(out)
 

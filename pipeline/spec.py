@@ -6,6 +6,7 @@ what is allowed; nothing runs before a spec has passed here.
 from __future__ import annotations
 
 import contextvars
+import copy
 import itertools
 import json
 import math
@@ -89,6 +90,8 @@ class Spec:
     auto: dict[str, Any] | None = None
     # [record]: {"replications": [...], "where": {dim: value}} (pipeline/records.py); not part of the identity
     record: dict[str, Any] | None = None
+    # published reference points dropped because an override removed a coordinate they name
+    reference_dropped: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -161,6 +164,8 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{where}: not valid TOML: {exc}") from None
     overrides = tuple(overrides)
+    # the swept coordinates as written: a reference point an override removes is dropped, not refused
+    as_written = copy.deepcopy({k: doc[k] for k in ("sweep", "zip", "sample") if k in doc}) if overrides else {}
     for item in overrides:
         apply_override(doc, item, where)
     base_dir = base_dir or Path(".")
@@ -241,8 +246,9 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
 
     check_client_memory(where, n_cells, replications)  # before anything builds a record per cell
     record = _check_record(where, doc.get("record"), dims, replications, module)
+    dropped = _drop_overridden_references(doc, as_written, dims, module) if overrides else ()
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run, overrides, auto, record)
+                tuple(independent), params, tuple(dims), run, overrides, auto, record, dropped)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
@@ -261,6 +267,21 @@ def _check_store_names(where: str, dims: list[Dim], module: ModuleType, wl_name:
                 raise SpecError(f"{where}: {key} cannot be swept: workload {wl_name!r} also has {taken[key]}, "
                                 f"and the store keeps coordinates and metrics under one name each "
                                 f"(fix it in {wl_name!r}: rename the parameter or the metric)")
+
+
+def _metric_dims(module: ModuleType) -> dict[str, tuple]:
+    return {extra: tuple(labels) for m in module.METRICS for extra, labels in m.dims}
+
+
+def _drop_overridden_references(doc: dict, as_written: dict, dims: list[Dim], module: ModuleType) -> tuple[str, ...]:
+    """Drop the reference points whose coordinates the overrides removed (they cannot be
+    compared with this run); a coordinate the file itself gets wrong is still refused."""
+    from .reference import drop_unmatched, spec_coords
+
+    before = spec_coords(as_written, _metric_dims(module))
+    after = {member: tuple(values) for d in dims for member, values in d.members.items()}
+    after.update(_metric_dims(module))
+    return tuple(drop_unmatched(doc, after, before))
 
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
