@@ -23,7 +23,7 @@ MinFinish cost the same (−0.37 ± 0.55 paired, 5000 replications at γ = 1.1).
 the first scan step reaching their best value among the same per-step greedy windows.
 So they keep the same window in 73% of environments, and where MinRuntime's window is
 later and shorter it costs no more. No rule of the spec separates them; see
-``benchmarks/calibration.md`` (slot selection) and ``benchmarks/bench_slot_claim.py``.
+``benchmarks/calibration.md`` (slot selection) and ``studies/bench_slot_claim.py``.
 
 Calibrated defaults (the workload's, so every spec of the paper runs them):
 chosen against the TY values of ``shared/spec/published.md`` section 2 (``jobs/slot-selection.toml``,

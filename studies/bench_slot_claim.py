@@ -21,9 +21,9 @@ Only ``spec`` follows slots.md; the others are shown to measure how much each ru
 the costs. Under ``spec`` the recorded per-step windows reproduce ``aep_search``'s
 min_runtime and min_finish windows exactly (checked for every environment).
 
-    python benchmarks/bench_slot_claim.py --replications 2000
-    python benchmarks/bench_slot_claim.py --replications 2000 --y-tie lower
-    python benchmarks/bench_slot_claim.py --replications 5000 --gamma 1.0 1.05 1.1 1.15 1.2 --rules spec
+    python studies/bench_slot_claim.py --replications 2000
+    python studies/bench_slot_claim.py --replications 2000 --y-tie lower
+    python studies/bench_slot_claim.py --replications 5000 --gamma 1.0 1.05 1.1 1.15 1.2 --rules spec
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ where ours completed and whether they agree (they must), and the solvers' answer
 our search left undecided at its caps.
 
     pip install python-sat ortools     # not dependencies of schedsweep; for this script only
-    python benchmarks/bench_cyclic_solvers.py --method css --cycles 100 --solvers cd19 g4 m22 cpsat
+    python studies/bench_cyclic_solvers.py --method css --cycles 100 --solvers cd19 g4 m22 cpsat
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_cyclic_clique import searches  # noqa: E402
-from benchmarks.bench_cyclic_sequential import record  # noqa: E402
+from studies.bench_cyclic_clique import searches  # noqa: E402
+from studies.bench_cyclic_sequential import record  # noqa: E402
 from schedsweep.workloads._contract import defaults  # noqa: E402
 from schedsweep.workloads.cyclic import PARAMS  # noqa: E402
 from schedsweep.workloads.cyclic import dp  # noqa: E402

@@ -9,9 +9,9 @@ policy, the paired difference policy − Gcµ with its 95% t-interval, the relat
 variant (lambda* of the LP over all machines, times the long-run up fraction of a machine;
 1/that is the long-run load).
 
-    python benchmarks/bench_dg_claim.py --reps 10 \
+    python studies/bench_dg_claim.py --reps 10 \
         --vary horizon=5000,20000,40000 --vary arrival_scale=1.0,0.98,0.9615
-    python benchmarks/bench_dg_claim.py --case alpha2:none --vary arrival_scale=1.0,1.04
+    python studies/bench_dg_claim.py --case alpha2:none --vary arrival_scale=1.0,1.04
 
 Each ``--vary KEY=v1,v2`` is one group of variants (the others at the base values);
 ``--set KEY=VALUE`` changes the base. CPU: about 1.5 s per replication and policy at

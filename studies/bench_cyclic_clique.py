@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The conflict-free searches of the combination step, the current one against the search with
-a greedy-colouring bound (``benchmarks/cyclic_clique.py``), on recorded calls.
+a greedy-colouring bound (``studies/cyclic_clique.py``), on recorded calls.
 
 Records every call of the combination step of ``--cycles`` cycles (seeds 0 ..., calibrated
 defaults, ``combination = "search"``; ``bench_cyclic_sequential.record``), or loads them from
@@ -18,9 +18,9 @@ totals, and on the calls both decide: whether the decisions and the combinations
 ``--choose``: the whole combination step (``dp.choose``) with the nogood cache that came out of
 this (``dp.NOGOOD_BITS``) off and on, alternating call by call.
 
-    python benchmarks/bench_cyclic_clique.py --method css --cycles 100 --save /tmp/css100.pkl --bound 1
-    python benchmarks/bench_cyclic_clique.py --calls /tmp/css100.pkl --bound 0 --memo-bits 14 --memo-depth 12
-    python benchmarks/bench_cyclic_clique.py --calls /tmp/css100.pkl --choose
+    python studies/bench_cyclic_clique.py --method css --cycles 100 --save /tmp/css100.pkl --bound 1
+    python studies/bench_cyclic_clique.py --calls /tmp/css100.pkl --bound 0 --memo-bits 14 --memo-depth 12
+    python studies/bench_cyclic_clique.py --calls /tmp/css100.pkl --choose
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from bench_cyclic_sequential import record  # noqa: E402
 from schedsweep.workloads._contract import defaults  # noqa: E402
 from schedsweep.workloads.cyclic import PARAMS  # noqa: E402
 from schedsweep.workloads.cyclic import dp  # noqa: E402
-from benchmarks.cyclic_clique import _coloured  # noqa: E402
+from studies.cyclic_clique import _coloured  # noqa: E402
 
 
 def searches(call):

@@ -9,7 +9,7 @@ kernel with every kernel it calls linked in: what LLVM optimises and codegens ag
 kernel). The IR total does not depend on the machine's load, so it compares two versions
 of the code better than CPU-s on a shared machine. Use an empty cache directory:
 
-    NUMBA_CACHE_DIR=$(mktemp -d) python -m benchmarks.compile_profile jobs/ga-time-to-solution.toml \
+    NUMBA_CACHE_DIR=$(mktemp -d) python -m studies.compile_profile jobs/ga-time-to-solution.toml \
         sweep.density=[1] params.max_generations=20
 """
 from __future__ import annotations

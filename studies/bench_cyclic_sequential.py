@@ -9,7 +9,7 @@ min_time) of the chosen combination where both place the same jobs and neither i
 Then the cycles end to end (``run_batch``, the same seeds, postponed jobs retried as the
 defaults say): mean failure rate, jobs scheduled, flagged, processor time and cost per job.
 
-    python benchmarks/bench_cyclic_sequential.py --nodes 24 --methods css frsm --cycles 100
+    python studies/bench_cyclic_sequential.py --nodes 24 --methods css frsm --cycles 100
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ period, the target (the one-island reference's final docking gap tau and log f) 
 run's own final tau and log f. A period misses its target when the run ends with a larger
 tau, or the same tau and log f more than log(1.01) above the target's.
 
-    python benchmarks/ga_target_trace.py /tmp/sp.zarr 1 --set islands=2
+    python studies/ga_target_trace.py /tmp/sp.zarr 1 --set islands=2
 """
 from __future__ import annotations
 

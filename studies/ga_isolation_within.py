@@ -9,7 +9,7 @@ for the final quality (``gmean_length``) and the generations run. ``--no-migrati
 a store of the same spec with ``migrants = 0`` at one I_m, paired replication by
 replication against that I_m (does migration change time to solution at all?).
 
-    python benchmarks/ga_isolation_within.py /tmp/gaushape/iso.zarr /tmp/gaushape/iso2.zarr \\
+    python studies/ga_isolation_within.py /tmp/gaushape/iso.zarr /tmp/gaushape/iso2.zarr \\
         --no-migration /tmp/gaushape/nomig.zarr
 """
 from __future__ import annotations
