@@ -32,7 +32,11 @@ def run_islands_dask(problem: Problem, settings: GASettings, rngs: list) -> Isla
             return client.submit(fn, *args, pure=False, priority=subtasks.PRIORITY)
         return subtasks.submit(fn, *args)
 
+    def wait(futures):
+        with client.as_current():   # this client is not the process's default (set_as_default=False)
+            distributed.wait(futures)
+
     try:
-        return drive(problem, settings, rngs, submit=submit, gather=client.gather, wait=distributed.wait)
+        return drive(problem, settings, rngs, submit=submit, gather=client.gather, wait=wait)
     finally:
         shared.release()
