@@ -19,7 +19,7 @@ import numpy as np
 
 from schedsweep import SOURCE_TREE
 
-from . import codehash, seeding, sequential, store as store_mod
+from . import codehash, seeding, sequential, store as store_mod, subtasks
 from .console import say
 from .executors import open_executor
 from .spec import Spec, load, plugin_modules, workload_of
@@ -90,6 +90,9 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
     code = codehash.describe(workload_of(spec), plugin_modules(spec))
+    # a workload's tasks on the sweep's cluster (the ga's Dask islands) need a Dask cluster
+    subtasks.check(workload_of(spec), [p for _, p in spec.cells()], on_dask=bool(scheduler or scheduler_file)
+                   or cluster in ("dask", "slurm"), name=spec.workload)
     with store_mod.locked(path):
         resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
         if not resuming:
