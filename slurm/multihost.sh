@@ -104,29 +104,11 @@ write_conf() {
 # Written by slurm/multihost.sh for a multi-host test Slurm in network namespaces; do not edit.
 ClusterName=schedsweep-mh
 SlurmctldHost=$(hostname_of login)(${ADDR[login]})
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
+$(conf_common "$MH_DIR")
 # Daemons and srun bind the address their host name resolves to, not 0.0.0.0.
 CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$MH_DIR/jobcomp.txt
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
 # A dead node is declared down after 20 s (default 300), so its jobs end and are replaced.
 SlurmdTimeout=20
-SlurmdParameters=config_overrides
-KillWait=5
-InactiveLimit=0
-StateSaveLocation=$MH_DIR/ctld
 SlurmdSpoolDir=$MH_DIR/spool-%n
 SlurmctldPidFile=$MH_DIR/slurmctld.pid
 SlurmdPidFile=$MH_DIR/slurmd-%n.pid
