@@ -20,6 +20,8 @@
 #
 # Root only. State, config and logs in $SCHEDSWEEP_MULTIHOST_DIR (default /tmp/schedsweep-multihost).
 #   SCHEDSWEEP_MULTIHOST_TIMEOUT  seconds to wait for the nodes to be idle (default 60)
+#   SCHEDSWEEP_MULTIHOST_CPUS     CPUs each compute node offers (default 1: one one-core job per host,
+#                                 so two worker jobs land on two hosts); each offers 2000 MB
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/_common.sh"
