@@ -203,6 +203,7 @@ down() {
         ip netns del "$(ns "$h")" 2>/dev/null || true
         rm -rf "/etc/netns/$(ns "$h")"
     done
+    rmdir /etc/netns 2>/dev/null || true   # only when empty (ip-netns' folder, maybe not ours alone)
     stop_or_hand_over_munged "$MH_DIR" "$SLURM_STATE_DIR"   # unless slurm/start.sh's Slurm still uses it
     rm -rf "$MH_DIR"
 }
