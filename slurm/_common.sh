@@ -69,3 +69,31 @@ stop_or_hand_over_munged() {
         rm -f "$1/munged.pid"
     fi
 }
+
+# conf_common DIR: the slurm.conf lines both test Slurms share (state and job log under DIR).
+conf_common() {
+    cat <<CONF
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+# pgid: with linuxproc, workers killed by scancel can escape and keep running.
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+# sacct -c reads this file; no slurmdbd needed.
+JobCompType=jobcomp/filetxt
+JobCompLoc=$1/jobcomp.txt
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+# CPUs= of a node line may exceed the cores (several one-core worker jobs at once).
+SlurmdParameters=config_overrides
+KillWait=5
+InactiveLimit=0
+StateSaveLocation=$1/ctld
+CONF
+}

@@ -20,6 +20,8 @@
 #
 # Root only. State, config and logs in $SCHEDSWEEP_MULTIHOST_DIR (default /tmp/schedsweep-multihost).
 #   SCHEDSWEEP_MULTIHOST_TIMEOUT  seconds to wait for the nodes to be idle (default 60)
+#   SCHEDSWEEP_MULTIHOST_CPUS     CPUs each compute node offers (default 1: one one-core job per host,
+#                                 so two worker jobs land on two hosts); each offers 2000 MB
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/_common.sh"
@@ -104,29 +106,11 @@ write_conf() {
 # Written by slurm/multihost.sh for a multi-host test Slurm in network namespaces; do not edit.
 ClusterName=schedsweep-mh
 SlurmctldHost=$(hostname_of login)(${ADDR[login]})
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
+$(conf_common "$MH_DIR")
 # Daemons and srun bind the address their host name resolves to, not 0.0.0.0.
 CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$MH_DIR/jobcomp.txt
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
 # A dead node is declared down after 20 s (default 300), so its jobs end and are replaced.
 SlurmdTimeout=20
-SlurmdParameters=config_overrides
-KillWait=5
-InactiveLimit=0
-StateSaveLocation=$MH_DIR/ctld
 SlurmdSpoolDir=$MH_DIR/spool-%n
 SlurmctldPidFile=$MH_DIR/slurmctld.pid
 SlurmdPidFile=$MH_DIR/slurmd-%n.pid
@@ -219,6 +203,7 @@ down() {
         ip netns del "$(ns "$h")" 2>/dev/null || true
         rm -rf "/etc/netns/$(ns "$h")"
     done
+    rmdir /etc/netns 2>/dev/null || true   # only when empty (ip-netns' folder, maybe not ours alone)
     stop_or_hand_over_munged "$MH_DIR" "$SLURM_STATE_DIR"   # unless slurm/start.sh's Slurm still uses it
     rm -rf "$MH_DIR"
 }

@@ -71,28 +71,7 @@ cat >"$SLURM_OUR_CONF" <<CONF
 # Written by slurm/start.sh for a single-node test Slurm; do not edit (rewritten on start).
 ClusterName=schedsweep
 SlurmctldHost=$node(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-# pgid: with linuxproc, workers killed by scancel can escape and keep running.
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-# sacct -c reads this file; no slurmdbd needed.
-JobCompType=jobcomp/filetxt
-JobCompLoc=$SLURM_STATE_DIR/jobcomp.txt
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-# Advertise more CPUs than cores so several one-core worker jobs run at once.
-SlurmdParameters=config_overrides
-KillWait=5
-InactiveLimit=0
-StateSaveLocation=$SLURM_STATE_DIR/ctld
+$(conf_common "$SLURM_STATE_DIR")
 SlurmdSpoolDir=$SLURM_STATE_DIR/spool
 SlurmctldPidFile=$SLURM_STATE_DIR/slurmctld.pid
 SlurmdPidFile=$SLURM_STATE_DIR/slurmd.pid

@@ -28,6 +28,8 @@ import xarray as xr
 
 from schedsweep import pipeline
 from schedsweep.pipeline import store as store_mod
+from tests.test_slurm_cluster import _data
+from tests.test_slurm_cluster import _done_count as single_node_done_count
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(300)]
 
@@ -35,7 +37,6 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "slurm" / "multihost.sh"
 ADDRESS = {"login": "10.231.7.1", "c1": "10.231.7.11", "c2": "10.231.7.12"}
 LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
-DATA = ["mean_wait", "mean_time_in_system", "status", "reason", "seed"]
 
 # About 12 ms per replication on a quiet core (the single-node tests' 1e6 customers take 25),
 # 120 replications in 30 tasks: 1.5 CPU-seconds, so the second host's worker (registered
@@ -89,17 +90,9 @@ def _spec(tmp_path: Path) -> Path:
     return path
 
 
-def _data(path: Path) -> xr.Dataset:
-    ds = pipeline.open_store(path)[DATA].load()
-    ds.attrs = {}
-    return ds
-
-
 def _done_count(store: Path) -> int:
-    import zarr
-
     try:
-        return int((zarr.open_group(store, mode="r")["status"][...] != 0).sum())
+        return single_node_done_count(store)
     except Exception:  # noqa: BLE001 - the store may not exist yet or be half-created while we look
         return 0
 
