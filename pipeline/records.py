@@ -1,4 +1,4 @@
-"""Per-job records of chosen replications, and their Gantt chart (issue 21 item 3).
+"""Per-job records of chosen replications, and their Gantt chart.
 
 A workload that can tell what happened to each job defines ``job_records(params, seed)``,
 a dict of equal-length arrays, one row per job and resource piece: ``job``, ``submit``,

@@ -7,7 +7,7 @@ forgotten and replaced by the adaptive scaling; workers retire gracefully shortl
 their walltime, so a long sweep rolls over to fresh jobs instead of losing running batches.
 The execution loop resubmits any batch whose worker died anyway.
 
-Exposure (issue 16): by default the dashboard listens on 127.0.0.1 of the login node only
+Exposure: by default the dashboard listens on 127.0.0.1 of the login node only
 (reach it with ``ssh -L 8787:127.0.0.1:8787 login-node``), the scheduler listens on the
 profile's ``interface`` (or, without one, on this machine's outward address, never
 0.0.0.0), and scheduler, workers and client talk TLS with a temporary self-signed

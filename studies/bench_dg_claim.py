@@ -1,4 +1,4 @@
-"""Paired W of desktop-grid policies against Gcµ, per variant of one case (issue 17).
+"""Paired W of desktop-grid policies against Gcµ, per variant of one case.
 
 Chases the published claim "LPAS_DG beats Gcµ on the HiHi system (B)" where it fails
 (System B, alpha2 with failures 0.02/2): runs each policy on the same replication seeds as

@@ -1,4 +1,4 @@
-"""Why MinRuntime is not "the most expensive" on the TY experiment (issue 17; calibration.md).
+"""Why MinRuntime is not "the most expensive" on the TY experiment (calibration.md).
 
 MinRuntime and MinFinish run the same greedy at every scan step and differ only in which
 step's window they keep. This script records, per environment, the greedy window of every

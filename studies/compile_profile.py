@@ -1,4 +1,4 @@
-"""Where one spec's cold numba compilation goes, kernel by kernel (issue 20 item 1).
+"""Where one spec's cold numba compilation goes, kernel by kernel.
 
 Runs one replication of every cell of a spec in this process, with numba's compile events
 (``numba:compile``, ``numba:run_pass``) and LLVM's steps timed, and prints: the CPU of the

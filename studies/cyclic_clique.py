@@ -1,5 +1,5 @@
-"""Conflict-free combination search with a greedy-colouring bound (a measured experiment, issue
-17, speed target; not used by the workload: ``benchmarks/calibration.md``, "Tried: a max-clique
+"""Conflict-free combination search with a greedy-colouring bound (a measured experiment for
+the speed target; not used by the workload: ``benchmarks/calibration.md``, "Tried: a max-clique
 colouring bound and a nogood cache"). The nogood cache below is the one ``dp._feasible`` now
 keeps in the search within the limit; here it also counts the tries for the harness.
 

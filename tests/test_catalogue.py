@@ -119,9 +119,9 @@ JOB_FILES = sorted(p for p in (REPO / "jobs").glob("*.toml") if p.name != "quick
 
 @pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])
 def test_every_job_names_its_source(path):
-    """Issue 10 item 4, as far as our spec pages allow: each spec's description names its
+    """As far as our spec pages allow, each spec's description names its
     source paper and the spec page whose experiment it reproduces. (The papers' figure and
-    table numbers are not in shared/spec; see the issue note.)"""
+    table numbers are not in shared/spec.)"""
     doc = tomllib.loads(path.read_text())
     description = doc.get("description", "")
     workload = doc["workload"].removeprefix("schedsweep.workloads.").split(".")[0]  # workloads.cluster.x → cluster

@@ -1,5 +1,5 @@
 """The colouring bound tried for the conflict-free searches (``studies/cyclic_clique.py``,
-issue 17 speed target; a measured experiment, not used by the workload): exact, so its
+for the speed target; a measured experiment, not used by the workload): exact, so its
 measured tries and decisions (``studies/bench_cyclic_clique.py``) compare like with like.
 
 Also the nogood cache tried there (subproblems proved empty, with the level left, pruned when

@@ -1,4 +1,4 @@
-"""The cyclic workload's calibrated defaults (issue 17 items 2 and 3): what the docstring and the
+"""The cyclic workload's calibrated defaults: what the docstring and the
 parameter descriptions (``schedsweep workloads cyclic``) say is what the workload declares, the
 two T14 Table specs still run exactly the setting they were calibrated with, and the specs that
 pin the disjoint model run exactly the defaults from before the calibration."""

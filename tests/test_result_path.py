@@ -1,5 +1,5 @@
 """Several finished batches written as one group equal the same batches written one by one
-and the same batches written by zarr itself (issue 20 item 4): chunks shared by batches of
+and the same batches written by zarr itself: chunks shared by batches of
 one group, chunks filled in parts across groups, edge chunks, seeds shared between cells
 under common random numbers, and cell seconds accumulated across groups. A run killed
 between any two chunk files resumes to the uninterrupted result."""

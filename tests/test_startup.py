@@ -1,4 +1,4 @@
-"""Quick commands answer without the heavy imports (issue 20 item 7).
+"""Quick commands answer without the heavy imports.
 
 Speed itself is measured in benchmarks/; here we check the cause: which modules a command
 loads before it answers."""
@@ -38,7 +38,7 @@ def test_help_loads_neither_numba_nor_the_data_stack():
 
 WORKLOADS = workloads.names()
 #: What declaring a workload must not import: numba (so no kernel module, all of which import
-#: it: the regression of issue 20 item 7, 0.36 -> 0.55 s) and HiGHS (desktop_grid's LP).
+#: it: a regression measured at 0.36 -> 0.55 s) and HiGHS (desktop_grid's LP).
 KERNELS = ("numba", "llvmlite", "highspy")
 
 

@@ -83,7 +83,7 @@ def test_paired_differences_resolve_what_point_means_and_unpaired_cis_cannot():
 
 
 def test_a_tie_is_not_judged_on_point_means_and_says_how_many_replications_resolve_it():
-    # The case: "MinRuntime is the most expensive", 1464 against 1464.5: on point means
+    # The TY experiment's case: "MinRuntime is the most expensive", 1464 against 1464.5: on point means
     # it "does not hold"; the paired difference -0.5 ± 0.64 is a tie.
     n, sd, diff = 40, 2.0, -0.5
     env = np.random.default_rng(5).normal(1464, 40, n)

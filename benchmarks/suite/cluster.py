@@ -1,7 +1,7 @@
 """Cluster kernels against the plain-Python peer (``../shared/peers/easy_backfill_python.py``).
 
 Targets: EASY >= 4M jobs/s (KTH-SP2), 2M (CTC-SP2); conservative >= 500k (KTH), 100k (CTC);
-the 23 November ratios against the peer: EASY KTH 26x, CTC 43x; conservative KTH 25x, CTC 35x.
+the measured ratios against the peer: EASY KTH 26x, CTC 43x; conservative KTH 25x, CTC 35x.
 Both simulators run the same first ``JOBS[trace]`` jobs in this process, alternately; the
 benchmarks report CPU seconds of our kernel call and our time as a fraction of the peer's
 (``track_*_vs_peer``: 1/speed-up, so that, as for every asv figure, higher is worse).

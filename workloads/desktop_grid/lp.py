@@ -31,7 +31,7 @@ Two ways to state and solve it:
 ``lpas_dg_robust`` (maximal support of the optimal face) has two paths, the workload
 parameter ``robust_solver``:
 
-* ``face`` (default since issue 20): :func:`solve_states_robust`, the vertex step of the
+* ``face`` (default): :func:`solve_states_robust`, the vertex step of the
   numba simplex followed by the exact maximal support of the optimal face on its warm
   tableau (:mod:`.face`), all states in one compiled call (~0.1 ms per state for 4 x 30). Its
   support equals :func:`max_support` (per-entry maximisation over the face, the spec's
