@@ -1,4 +1,4 @@
-"""Packet events per second of the cluster network kernel (issue 9's benchmark).
+"""Packet events per second of the cluster network kernel.
 
 Traffic: all-to-all on a 2-D torus (default 16 x 16 = 256 nodes, dimension-order
 routing), one process per node. Two drivers of the same kernel are timed:

@@ -1,4 +1,4 @@
-"""Compile time of what one spec needs, cold and cached (issue 20 items 1 and 2).
+"""Compile time of what one spec needs, cold and cached.
 
 For each spec, a fresh process with an empty ``NUMBA_CACHE_DIR`` runs one replication of
 every cell of the spec (sizes reduced with ``--set`` so that running costs little), each
@@ -9,7 +9,7 @@ process with the same cache directory does the same: what loading the cache cost
     python -m benchmarks.bench_compile jobs/mm1.toml --set params.customers=100   # any specs
     python -m benchmarks.bench_compile --repeat 3      # the median of 3 cold runs per spec
 
-This machine's CPU-s for the same compile move by up to ±20% from run to run (26 Nov: one
+This machine's CPU-s for the same compile move by up to ±20% from run to run (measured: one
 spec read 25.2 and 37.3 CPU-s ten minutes apart, load 1.0), so compare medians of repeats,
 and two versions of the code in alternating runs.
 """

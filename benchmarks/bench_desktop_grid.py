@@ -30,31 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.suite.desktop_grid import peer_params  # noqa: E402
 from schedsweep.workloads import desktop_grid as dg  # noqa: E402
-from schedsweep.workloads.desktop_grid.lp import max_throughput  # noqa: E402
 
-PEER = Path("/work/shared/peers/desktop_grid_simpy.py")
-MU_GROUPS = np.array([[0.40, 0.04, 0.15, 0.005, 0.25, 0.080],
-                      [0.03, 0.30, 0.02, 0.120, 0.06, 0.200],
-                      [0.10, 0.01, 0.50, 0.050, 0.008, 0.150],
-                      [0.02, 0.18, 0.07, 0.400, 0.10, 0.015]])
-AVAIL_CYCLE = [1.0, 0.85, 0.7, 0.55, 0.4]
+PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "desktop_grid_simpy.py"
 PEER_POLICY = {"fcfs": "FCFS", "pst": "PST", "gcmu": "Gcmu", "lpas_dg": "LPAS_DG"}
-
-
-def peer_params(per_group: int, load: float, fail_rate: float, down_mean: float, horizon: float,
-                policy: str, rates_path: str) -> dict:
-    """Our parameters for the peer's system."""
-    mu = np.repeat(MU_GROUPS, per_group, axis=1)
-    a = np.array([AVAIL_CYCLE[k % 5] for _ in range(6) for k in range(per_group)])
-    np.savetxt(rates_path, mu, delimiter=",")
-    up_frac = (1 / fail_rate) / (1 / fail_rate + down_mean)
-    lam = max_throughput(mu * a * up_frac, np.full(4, 0.25))
-    alpha = tuple(float(load * lam * 0.25) for _ in range(4))
-    return dg.default_params(system="custom", rates_file=rates_path, alpha=alpha, policy=policy,
-                             failures="exponential", fail_rate=fail_rate, down_mean=down_mean,
-                             cpu="custom", cpu_avail=tuple(float(x) for x in a), horizon=horizon,
-                             warmup=0.1 * horizon)
 
 
 def run_ours(params: dict, seed: int, repeat: int = 1) -> dict:

@@ -4,7 +4,7 @@
 ``speed``: generations per second of our island GA against the DEAP peer
 (``shared/peers/ga_islands_deap.py``) on the peer's problem (independent tasks, work
 ``U[1, 100]``, machine speeds ``U[1, 4]``, makespan), same seed, same population, run
-one after the other in this process's session. ``islands``: best-of-run of P islands
+one after the other in this process. ``islands``: best-of-run of P islands
 with migration against one island with the same evaluation budget (P x Z individuals,
 or Z individuals for P x the generations), paired over seeds, on the workload's default
 instances.

@@ -1,6 +1,6 @@
 """Cost of one ``lpas_dg_robust`` replication, ``robust_solver`` ipm (HiGHS vertex + interior
 point, the former default) against face (numba simplex vertex + exact maximal support of the
-optimal face, the default), in one run (issue 20 item 8, benchmarks/lpas.md).
+optimal face, the default), in one run (benchmarks/lpas.md).
 
 The configuration is the slowest replication of ``jobs/desktop-grid-estimation-error.toml``:
 System A, system_seed 1, case ``alpha1:0.02/2+partial``, horizon 20,000, estimation error

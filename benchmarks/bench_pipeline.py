@@ -1,4 +1,4 @@
-"""Pipeline overhead per replication and parallel efficiency (issue 2).
+"""Pipeline overhead per replication and parallel efficiency.
 
 For replications of about 1, 10 and 100 ms of pure CPU work (``benchmarks.spin``), run a
 sweep through ``pipeline.run`` on a LocalCluster of 1 and of 2 workers (cluster start-up

@@ -23,7 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
-CTC = "/work/shared/traces/CTC-SP2-1996-3.1-cln.swf.gz"
+CTC = str(Path(__file__).resolve().parents[2] / "shared" / "traces" / "CTC-SP2-1996-3.1-cln.swf.gz")
 BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
 ROOT = Path(__file__).resolve().parent.parent
 

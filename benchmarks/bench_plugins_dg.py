@@ -1,4 +1,4 @@
-"""Plug-ins in the desktop_grid, slot_selection, ga and cyclic kernels: speed and compile cost (issue 18).
+"""Plug-ins in the desktop_grid, slot_selection, ga and cyclic kernels: speed and compile cost.
 
 Three measurements, each in one run (results and commands in ``benchmarks/plugins_other.md``):
 

@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def compare(trace: str, n: int, queue: str, textbook: bool = True) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("traces", nargs="*", default=sorted(glob.glob("/work/shared/traces/*.swf.gz")))
+    ap.add_argument("traces", nargs="*", default=sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "shared" / "traces" / "*.swf.gz"))))
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--queues", nargs="+", default=["fcfs", "easy", "conservative"])
     ap.add_argument("--no-textbook", action="store_true", help="skip the textbook run (its kernel compile)")

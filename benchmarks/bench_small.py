@@ -1,4 +1,4 @@
-"""A small sweep side by side with joblib (issue 20 item 5).
+"""A small sweep side by side with joblib.
 
 The anchor a researcher would otherwise run with joblib: the SimPy desktop grid of the
 peers as a workload of one's own (``benchmarks.peer_grid``), policies PST and Gcmu × loads

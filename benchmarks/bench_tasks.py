@@ -1,4 +1,4 @@
-"""Where a task's time goes on the result path (issue 20 item 4).
+"""Where a task's time goes on the result path.
 
 Tiny tasks (``benchmarks.spin`` with one iteration, one replication per task) isolate the
 per-task cost of everything around the work:
@@ -13,7 +13,7 @@ per-task cost of everything around the work:
   (``--sweep-tasks N``, default 4000), ``--repeat`` times alternating: the median slope
   (wall(N) - wall(N/5)) / (4N/5), free of the fixed cost of a sweep. The fixed cost of a
   Slurm sweep (jobs queued, workers started and connected) moves by 1-2 s from run to run, so
-  a slope over a few hundred tasks is mostly that noise (26 Nov: 200 against 800 tasks read
+  a slope over a few hundred tasks is mostly that noise (measured: 200 against 800 tasks read
   4.3-8.5 ms per task on Slurm where 800 against 4000 read 2.8-3.0);
 - ``first to last result``: in the sweep of N, the time from the first batch written to the
   last over the batches in between (median over the repeats): the rate the sweep keeps

@@ -6,14 +6,20 @@ for xarray, zarr and scipy.
 """
 from __future__ import annotations
 
+if __name__ != "schedsweep.pipeline":  # e.g. `import pipeline` with a checkout's root on sys.path
+    # Under a second name, numba would cache kernels under that name too, and every later run
+    # of the installed package would fail to load them (ModuleNotFoundError from numba's cache).
+    raise ImportError(f"import schedsweep.pipeline, not {__name__}: the folders of a schedsweep checkout are "
+                      "packages of schedsweep (pip install -e . or put the checkout's root on sys.path)")
+
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from schedsweep import __version__  # one version: the package's
 
 _EXPORTS = {
     "run": "execute", "load": "spec", "Spec": "spec", "SpecError": "spec",
-    "open_store": "store", "StoreError": "store",
+    "open_store": "export", "StoreError": "store",
     "summary": "stats", "describe": "stats", "paired": "stats", "ratio": "stats",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]

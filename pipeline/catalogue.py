@@ -192,12 +192,26 @@ def cached_estimate(spec: Spec, cache: dict) -> tuple[float | None, str]:
         f"pilot of {entry['cells']} cells, {entry['measured']}"
 
 
+def shipped_estimate(spec: Spec) -> tuple[float | None, str]:
+    """The estimate shipped with a spec of ours (``jobs/estimates.json``), scaled to this machine's cores."""
+    from .estimates import spec_seconds_per_rep
+
+    rate = spec_seconds_per_rep(Path(spec.path).name, spec.identity())
+    if rate is None:
+        return None, ""
+    return rate * spec.n_cells * spec.replications / cores(), \
+        f"{rate:.3g} s per replication on one core of the reference machine, jobs/estimates.json"
+
+
 def estimate(spec: Spec, results: Path, cache: dict | None = None) -> tuple[float | None, str]:
     """Estimated wall time of ``spec`` on this machine, and what the estimate is based on:
-    a store of an earlier run, else a cached pilot."""
+    a store of an earlier run, else a pilot cached here, else the estimate shipped with the spec."""
     store = results / f"{spec.name}.zarr"
     if not (store / "zarr.json").exists():
-        return cached_estimate(spec, cache or {})
+        seconds, basis = cached_estimate(spec, cache) if cache else (None, "")
+        if seconds is None and not basis:
+            seconds, basis = shipped_estimate(spec)
+        return seconds, basis
     rate, basis = seconds_per_rep(store, spec)
     if rate is None:
         return None, basis
@@ -241,7 +255,7 @@ def entries(directory: str | Path = "jobs", results: str | Path = "results", run
     out: list[Entry] = []
     for path in sorted(directory.glob("*.toml")):
         try:
-            spec = load(path)
+            spec = load(path, shallow=True)  # the listing in a second; a run checks every cell
         except SpecError as exc:
             out.append(Entry(path, error=str(exc)))
             continue

@@ -4,7 +4,7 @@ zarr's own ``setitem`` costs about 0.5 ms of client CPU per chunk file (indexing
 async codec pipeline, a thread hop per file), which made the store write most of the
 client's cost per task (benchmarks/README.md, "Result path"). The arrays of our stores
 use one layout only: a regular chunk grid, the default chunk key encoding, the ``bytes``
-codec (little endian) and ``zstd``. For those this module encodes a chunk with numpy and
+codec (little endian), ``zstd`` and (since store format 2) ``crc32c``. For those this module encodes a chunk with numpy and
 numcodecs and writes its file as zarr's ``LocalStore`` does (a temporary file renamed
 over the chunk, so a reader or a kill sees the old chunk or the new one, never part of
 one), and a chunk that holds only the fill value is removed, as zarr does by default.
@@ -40,10 +40,12 @@ def supports(array: zarr.Array) -> bool:
         return False
     if not isinstance(meta.chunk_key_encoding, DefaultChunkKeyEncoding):
         return False
+    from zarr.codecs import Crc32cCodec
+
     codecs = tuple(meta.codecs)
-    if not codecs or not isinstance(codecs[0], BytesCodec) or not all(isinstance(c, ZstdCodec) for c in codecs[1:]):
-        return False
-    if len(codecs) > 2 or np.dtype(array.dtype).kind not in "biuf":
+    kinds = [type(c) for c in codecs]
+    if kinds not in ([BytesCodec], [BytesCodec, ZstdCodec], [BytesCodec, ZstdCodec, Crc32cCodec],
+                     [BytesCodec, Crc32cCodec]) or np.dtype(array.dtype).kind not in "biuf":
         return False
     return codecs[0].endian is None or codecs[0].endian.value == "little" or np.dtype(array.dtype).itemsize == 1
 
@@ -60,8 +62,9 @@ class ChunkFiles:
         self.chunks = tuple(array.chunks)
         self.dtype = np.dtype(array.dtype).newbyteorder("<")
         self.fill = np.asarray(self.meta.fill_value, dtype=self.dtype)
-        zstd = [c for c in self.meta.codecs[1:]]
+        zstd = [c for c in self.meta.codecs[1:] if type(c).__name__ == "ZstdCodec"]
         self.zstd = numcodecs.Zstd(level=zstd[0].level, checksum=zstd[0].checksum) if zstd else None
+        self.crc = type(self.meta.codecs[-1]).__name__ == "Crc32cCodec"  # a checksum appended (stores since format 2)
         self._dirs: set[Path] = set()  # folders known to exist (one mkdir per folder, not per write)
 
     def path(self, pos: tuple[int, ...]) -> Path:
@@ -80,6 +83,14 @@ class ChunkFiles:
             raw = self.path(pos).read_bytes()
         except FileNotFoundError:
             return self.empty()
+        if self.crc:
+            from .shards import crc32c
+
+            raw, stored = raw[:-4], raw[-4:]
+            if crc32c(raw) != stored:
+                from .errors import StoreError
+
+                raise StoreError(f"{self.path(pos)}: checksum mismatch (the file is damaged)")
         if self.zstd is not None:
             raw = self.zstd.decode(raw)
         return np.frombuffer(raw, dtype=self.dtype).reshape(self.chunks).copy()
@@ -99,6 +110,10 @@ class ChunkFiles:
         data = np.ascontiguousarray(block, dtype=self.dtype).tobytes()
         if self.zstd is not None:
             data = self.zstd.encode(data)
+        if self.crc:
+            from .shards import crc32c
+
+            data = bytes(data) + crc32c(data)
         folder = path.parent
         if folder not in self._dirs:
             folder.mkdir(parents=True, exist_ok=True)

@@ -107,13 +107,15 @@ def _run(args: argparse.Namespace) -> int:
         return _dry_run(args)
     from .execute import SweepFailed, status_counts
 
+    spec, store, overrides = _spec_or_store(args)
+    quiet = args.quiet or args.no_progress
     try:
         with _signals_interrupt():
-            path = run(args.spec, args.store, workers=args.workers, scheduler=args.scheduler,
+            path = run(spec, store, workers=args.workers, scheduler=args.scheduler,
                        scheduler_file=args.scheduler_file, cluster=args.cluster, slurm_options=slurm,
                        batch_size=args.batch_size, batch_seconds=args.batch_seconds, retry_failed=args.retry_failed,
-                       progress=False if args.no_progress else None, task_timeout=args.task_timeout,
-                       allow_changed_code=args.allow_changed_code, overrides=args.set)
+                       progress=False if quiet else None, task_timeout=args.task_timeout,
+                       allow_changed_code=args.allow_changed_code, overrides=overrides)
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
@@ -123,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"schedsweep: error: {_unwritable(exc, args.store)}", file=sys.stderr)
         return EXIT_UNWRITABLE
     print(path)
+    _say_next(path)
     return EXIT_SOME_FAILED if status_counts(path)["failed"] else 0
 
 
@@ -186,9 +189,54 @@ def _dry_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]]:
+    """(spec, store, overrides) for ``run``: a spec file as given, or a store, which is resumed
+    from the spec (and overrides) it holds, with any new ``--set`` on top."""
+    from pathlib import Path
+
+    given = Path(args.spec)
+    if not (given.is_dir() and (given / "zarr.json").is_file()):
+        return args.spec, args.store, args.set
+    from .spec import parse
+    from .store import StoreError, is_ours, stored_spec
+
+    if not is_ours(given):
+        raise StoreError(f"{given}: a zarr store that schedsweep did not make; give a sweep spec (TOML)")
+    if args.store and Path(args.store).resolve() != given.resolve():
+        raise StoreError(f"run {given} resumes that store; --store {args.store} names another one (give a spec "
+                         "file to run it into a new store)")
+    text, where, overrides = stored_spec(given)
+    spec = parse(text, where, Path(where).parent, [*overrides, *args.set])
+    return spec, str(given), []
+
+
+def _say_next(path: Any) -> None:
+    """One line with the next useful command: the spec's own suggestion, else its table."""
+    from .console import say
+    from .store import StoreError, attrs_of, open_group
+
+    try:
+        attrs = attrs_of(open_group(path, "r"))
+    except (StoreError, OSError, KeyError, ValueError):
+        return
+    suggestion = _run_table(attrs.get("spec_text", "")).get("next")
+    command = suggestion.replace("{store}", str(path)) if isinstance(suggestion, str) else f"schedsweep table {path}"
+    say(f"next: {command}   (also: schedsweep report {path})")
+
+
+def _run_table(text: str) -> dict:
+    try:
+        import tomllib
+
+        table = tomllib.loads(text).get("run", {})
+    except ValueError:
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
 def _show(args: argparse.Namespace) -> int:
     from .store import open_store
-    from .tables import completeness
+    from .tables import auto_lines, completeness
 
     if args.store.endswith(".toml") or os.path.isfile(args.store):  # a spec: what running it would make
         from .execute import size_lines
@@ -199,7 +247,9 @@ def _show(args: argparse.Namespace) -> int:
         for line in size_lines(spec):
             print(line)
         return 0
-    ds = open_store(args.store)
+    from .integrity import scan
+
+    ds = open_store(args.store, verify=False)  # damage is reported below, not raised
     a = ds.attrs
     if args.failures:
         from .store import read_failures
@@ -214,22 +264,35 @@ def _show(args: argparse.Namespace) -> int:
     dims = ", ".join(f"{d}[{ds.sizes[d]}]={list(map(_plain, ds[d].values))}" for d in a.get("dims", []))
     print(f"dimensions:  {dims or '(single cell)'}")
     print(f"metrics:     {', '.join(a.get('metrics', []))}")
-    done = completeness(ds)
+    report = scan(args.store)
+    if not report.clean:  # the counts below would count damaged replications as what status says
+        for line in report.lines():
+            print(f"DAMAGED:     {line}")
+        print(f"             (run the spec again to rerun them; `schedsweep check {args.store}` lists the same)")
+        ds = ds.drop_vars([d.variable for d in report.damages if d.variable != "status"], errors="ignore")
+    done = completeness(ds) if "status" in ds and not any(d.variable == "status" for d in report.damages) else {}
     total = sum(done.values())
-    print("status:      " + ", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})")
+    print("status:      " + (", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})" if done
+                             else "unreadable (damaged)"))
+    if report.pending:
+        print("journal:     batches of a running or interrupted run are not compacted into the store yet "
+              "(a resumed run does it)")
     reasons = a.get("reasons", {})
     counts = {}
-    for code in map(int, reasons):
+    for code in map(int, reasons if "reason" in ds else {}):
         if code:
             n = int((ds["reason"].values == code).sum())
             if n:
                 counts[reasons[str(code)][0]] = n
     if counts:
         print("reasons:     " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    for line in auto_lines(ds):
+    for line in auto_lines(ds):  # what replications = "auto" did
         print(line)
     if a.get("overrides"):
         print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
+    if a.get("reference_dropped"):
+        print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
+              + "; ".join(a["reference_dropped"]))
     if a.get("grown"):
         print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
             ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
@@ -243,31 +306,6 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def auto_lines(ds: Any) -> list[str]:
-    """What replications = "auto" did, per cell: replications run, precision reached, met."""
-    auto = ds.attrs.get("auto")
-    if not auto:
-        return []
-    import numpy as np
-
-    run = np.asarray(auto["replications_run"]).ravel()
-    reached = np.array([np.nan if v is None else v for v in auto["precision_reached"]], float)
-    met = np.asarray(auto["met"]).ravel()
-    dims = [d for d in ds.attrs.get("dims", [])]
-    lines = [f"auto:        target relative precision {auto['precision']:g} of {auto['metric']}: "
-             f"{int(met.sum())} of {met.size} cells met it; replications run {int(run.min())}-{int(run.max())} "
-             f"of at most {auto['max_replications']}"]
-    if dims and met.size <= 60:
-        import itertools
-
-        values = [list(map(_plain, ds[d].values)) for d in dims]
-        for k, combo in enumerate(itertools.product(*values)):
-            where = ", ".join(f"{d}={v}" for d, v in zip(dims, combo))
-            lines.append(f"    {where}: {run[k]} replications, precision {reached[k]:.3g}"
-                         f" {'met' if met[k] else 'NOT met'}")
-    return lines
-
-
 def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
@@ -278,15 +316,49 @@ def _table(args: argparse.Namespace) -> int:
 
     ds = open_store(args.store)
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
-    print(render(result, args.format, args.by))
+    from .terminal import width
+
+    print(render(result, args.format, args.by, columns=None if args.wide else width()))
     if args.format == "text" and not (args.paired or args.ratio):
         from .reference import store_section
+        from .verify import store_text
 
-        section = store_section(ds, args.level)  # the published values this sweep reproduces
+        # the published values and claims this sweep reproduces: the scorecard of `schedsweep verify`
+        section = store_text(ds, args.level) or store_section(ds, args.level)
         if section:
             print()
-            print(section)
+            print(section if args.wide else _fit_lines(section, width()))
     return 0
+
+
+def _fit_lines(text: str, columns: int) -> str:
+    """Lines longer than ``columns`` wrapped, their continuation indented under their start."""
+    from .terminal import wrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= columns:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip())
+        out.append(wrap(line, indent=lead, hanging=lead + 4, columns=columns))
+    return "\n".join(out)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Scrub a store: exit 0 when clean, 1 when damage is listed."""
+    from .integrity import scan
+
+    report = scan(args.store)
+    if report.store_format < 2:
+        print(f"{args.store}: written before checksums (store format 1): there is nothing to verify")
+        return 0
+    for line in report.lines():
+        print(f"{args.store}: DAMAGED {line}")
+    state = "clean" if report.clean else f"{len(report.damages)} kinds of damage (run the spec again to rerun them)"
+    pending = "; a run's journal is not compacted yet" if report.pending else ""
+    print(f"{args.store}: {state}; {report.chunks} checksummed chunks in {report.files} shard files verified{pending}")
+    return 0 if report.clean else 1
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -294,29 +366,36 @@ def _workloads(args: argparse.Namespace) -> int:
 
     from .spec import load_workload
 
+    from .terminal import first_paragraph, plain, wrap
+
     names = [args.name] if args.name else workloads.names()
     for name in names:
         module = load_workload("schedsweep workloads", name)
-        doc = (module.__doc__ or "").strip().splitlines()
-        print(f"{name}: {doc[0] if doc else ''}")
+        header = first_paragraph(module.__doc__)
+        print(wrap(f"{name}: {header.removeprefix(name + ': ')}", hanging=4))
         print("  parameters:")
         for p in module.PARAMS:
-            print(f"    {p.name:<24} {p.kind:<6} default {p.default!r:<14} {p.allowed()}; {p.description}")
+            print(f"    {p.name} ({p.kind}, default {p.default!r})")
+            print(wrap(plain(f"{p.description}. Allowed: {p.allowed()}."), indent=8))
         print("  metrics:")
         for m in module.METRICS:
             extra = "".join(f" [{d}: {', '.join(labels)}]" for d, labels in m.dims)
             timing = " (timing)" if m.timing else ""
-            print(f"    {m.name:<24} {m.unit:<10} {m.description}{extra}{timing}")
+            print(f"    {m.name} ({m.unit}){timing}")
+            print(wrap(plain(f"{m.description}{extra}"), indent=8))
         reasons = {k: v for k, v in module.REASONS.items() if k}
         if reasons:
-            print("  reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()))
+            print(wrap("reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()), indent=2, hanging=4))
         points = getattr(module, "PLUGINS", ())
         if points:
             from schedsweep.workloads._plugins import describe_point
 
-            print("  plug-in points (the parameter also takes 'package.module:function'; README \"Your own algorithm\"):")
+            print(wrap("plug-in points (the parameter also takes 'package.module:function'; README "
+                       "\"Your own algorithm\"):", indent=2, hanging=4))
             for point in points:
-                print("\n".join("    " + line for line in describe_point(point)))
+                for line in describe_point(point):
+                    lead = len(line) - len(line.lstrip())
+                    print(wrap(plain(line), indent=4 + lead, hanging=8 + lead))
         print()
     return 0
 
@@ -326,14 +405,12 @@ def _gantt(args: argparse.Namespace) -> int:
 
     from . import records
     from .spec import parse
-    from .store import StoreError, attrs_of, open_group
+    from .store import StoreError, is_ours, stored_spec
 
-    try:
-        attrs = attrs_of(open_group(Path(args.store), "r"))
-    except (FileNotFoundError, KeyError, ValueError) as exc:
-        raise StoreError(f"{args.store}: not a schedsweep store ({exc})") from None
-    where = attrs.get("spec_path", "<spec>")
-    spec = parse(attrs["spec_text"], where, Path(where).parent, attrs.get("overrides", []))
+    if not is_ours(Path(args.store)):
+        raise StoreError(f"{args.store}: not a schedsweep store")
+    text, where, overrides = stored_spec(Path(args.store))
+    spec = parse(text, where, Path(where).parent, overrides)
     chosen = dict(item.split("=", 1) for item in args.sel)
     unknown = set(chosen) - {d.name for d in spec.dims}
     if unknown:
@@ -395,12 +472,62 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from . import verify
+
+    if args.quick and args.replications:
+        print("schedsweep: error: give --quick or --replications N, not both (see schedsweep verify --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.update_expected and not args.quick:
+        print("schedsweep: error: --update-expected records the verdicts of --quick (see schedsweep verify --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    result = verify.verify(args.targets, quick=args.quick, replications=args.replications, seed=args.seed,
+                           results=args.results, workers=args.workers, level=args.level)
+    print(verify.render(result, args.format))
+    if args.update_expected:  # the same runs under other seeds mark the verdicts that are not stable
+        others = [verify.verify(args.targets, quick=True, seed=seed, results=args.results, workers=args.workers,
+                                level=args.level) for seed in verify.STABILITY_SEEDS if seed != args.seed]
+        path = verify.write_expected(result, others, args.update_expected)
+        flapping = sum(map(len, verify.unstable(path).values()))
+        print(f"wrote {path}: {flapping} verdict(s) not stable under seeds {verify.STABILITY_SEEDS}", file=sys.stderr)
+    if args.check_expected:
+        moves = verify.moved(result, args.check_expected)
+        for line in moves:
+            print(f"schedsweep verify: verdict moved: {line}", file=sys.stderr)
+        if moves:
+            print(f"schedsweep verify: {len(moves)} verdict(s) differ from {args.check_expected}; if on purpose: "
+                  "schedsweep verify --quick --update-expected", file=sys.stderr)
+            return 1
+    return 0
+
+
+
+def _verbosity() -> argparse.ArgumentParser:
+    """-q/-v, accepted before the verb and after it (every verb)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("output")
+    group.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="print results and errors only (no progress, no notes)")
+    group.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                       help="more detail: tracebacks with errors")
+    return common
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from schedsweep import __version__
+
+    common = _verbosity()
+    parser = _Parser(prog="schedsweep", description="Simulation sweeps of scheduling algorithms.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"schedsweep {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: _add_parser(*a, parents=[common], **k)  # type: ignore[method-assign]
 
     run = sub.add_parser("run", help="run or resume a sweep spec into its zarr store", epilog=RUN_EXIT_CODES)
-    run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml")
+    run.add_argument("spec", help="sweep spec (TOML), e.g. jobs/quickstart.toml; or a store, to resume it "
+                                  "from the spec it holds")
     run.add_argument("--store", help="store path (default results/<name>.zarr)")
     run.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core; 0 = in this process)")
     run.add_argument("--scheduler", type=_address, help="address of a running Dask scheduler, e.g. tls://host:8786")
@@ -447,6 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--ratio", help="DIM=BASELINE: ratio of means against the baseline")
     table.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     table.add_argument("--format", default="text", choices=("text", "csv", "markdown", "json"))
+    table.add_argument("--wide", action="store_true",
+                       help="metrics as columns however wide (default: a layout that fits the terminal, "
+                            "100 columns when not on one)")
     table.set_defaults(func=_table)
 
     wl = sub.add_parser("workloads", help="list workloads with their parameters and metrics")
@@ -471,6 +601,11 @@ def build_parser() -> argparse.ArgumentParser:
     gantt.add_argument("--replication", type=int, default=0, help="replication index (default 0)")
     gantt.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
     gantt.set_defaults(func=_gantt)
+
+    check = sub.add_parser("check", help="verify every chunk's checksum and status against the data; "
+                                         "exit 0 only when the store is clean")
+    check.add_argument("store")
+    check.set_defaults(func=_check)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store")
     report.add_argument("store")
@@ -500,10 +635,43 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=1.0,
                       help="time spent per piloted cell, up to 6 cells per spec (default 1)")
     jobs.set_defaults(func=_jobs)
+
+    ver = sub.add_parser("verify", help="the reproduction scorecard: published values and claims against our CIs")
+    ver.add_argument("targets", nargs="*", metavar="SPEC|STORE",
+                     help="specs to run (or resume) or stores to read (default: every shipped spec with a "
+                          "[reference]; with --quick, the quick set)")
+    ver.add_argument("--quick", action="store_true",
+                     help="reduced sizes (pipeline/verify.py QUICK), in a temporary folder unless --results")
+    ver.add_argument("--replications", type=_int_in(2, 10_000_000), help="run every spec at N replications")
+    ver.add_argument("--seed", type=_int_in(0), help="root seed instead of the spec's (to check stability)")
+    ver.add_argument("--results", help="keep the runs' stores in this folder (default: results/ for full-size "
+                                       "runs, a temporary folder for reduced ones)")
+    ver.add_argument("--workers", type=_int_in(0, 100_000), help="local worker processes (default: one per core)")
+    ver.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95,
+                     help="confidence level (default 0.95)")
+    ver.add_argument("--format", default="text", choices=("text", "markdown", "json"))
+    ver.add_argument("--check-expected", nargs="?", const="benchmarks/verify-expected.json", metavar="FILE",
+                     help="exit 1 if a verdict differs from FILE (default benchmarks/verify-expected.json)")
+    ver.add_argument("--update-expected", nargs="?", const="benchmarks/verify-expected.json", metavar="FILE",
+                     help="with --quick: write the verdicts to FILE (default benchmarks/verify-expected.json)")
+    ver.set_defaults(func=_verify)
     return parser
 
 
+def _cwd_on_path() -> None:
+    """The current directory first on the import path, as ``python -m schedsweep`` has it, so
+    that a workload or plug-in package beside the spec is found by the console script too
+    (and by the worker processes, which inherit PYTHONPATH)."""
+    cwd = os.getcwd()
+    if "" in sys.path or cwd in sys.path:
+        return
+    sys.path.insert(0, cwd)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = cwd + (os.pathsep + old if old else "")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _cwd_on_path()
     from schedsweep import workloads
 
     from .errors import QueryError, SpecError, StoreError
@@ -512,6 +680,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # a usage error (one line printed) or --help: a code, not an exception
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from . import console
+
+    args.quiet, args.verbose = getattr(args, "quiet", False), getattr(args, "verbose", 0)
+    console.set_level(args.quiet, args.verbose)
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
@@ -519,6 +691,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except (SpecError, StoreError, QueryError) as exc:  # records.QueryError is the same class
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
         print(f"schedsweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except workloads.UnknownWorkload as exc:

@@ -115,3 +115,41 @@ def display_unit(attrs: dict[str, Any]) -> str:
     u = str(attrs.get("units", ""))
     return {"model_time_unit": "time", "money_unit": "money", "money_unit/model_time_unit": "money/time",
             "1": "", "percent": "%", "percent^2": "%^2"}.get(u, u)
+
+
+# Our units that UDUNITS cannot parse: in a netCDF export they become ``units = "1"`` (a
+# number of those units) and the unit itself goes to ``model_units`` (the dataset's
+# ``model_time_unit``/``money_unit`` attributes say what it is for the workload).
+MODEL_UNITS = frozenset({"model_time_unit", "money_unit", "money_unit/model_time_unit"})
+LABEL_SUFFIX = "_label"   # a string-valued coordinate becomes an auxiliary coordinate <dim>_label
+
+
+def for_netcdf(ds: Any, history: str) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """``ds`` (as ``pipeline.open_store`` gives it) made CF-1.10 clean for ``to_netcdf``, and its encoding.
+
+    Attributes as netCDF can hold them (:func:`encode_attrs`), a ``title``, ``history``
+    (the store's creation, then ``history``, one line each, ISO times), ``flag_values`` in
+    the flagged variable's dtype, UDUNITS-parseable ``units`` (:data:`MODEL_UNITS`), no
+    ``_FillValue`` on coordinates, and string-valued dimension coordinates (CF 6.1 "labels")
+    turned into auxiliary coordinates named ``<dim>_label``.
+    """
+    out = ds.copy()
+    attrs = dict(ds.attrs)
+    dims = attrs.get("dims", [])
+    cells = int(np.prod([ds.sizes[d] for d in dims])) if dims else 1
+    attrs.setdefault("title", f"schedsweep sweep {attrs.get('name', '')!r} of workload {attrs.get('workload', '')!r}: "
+                              f"{cells} cells x {ds.sizes.get('replication', 0)} replications")
+    lines = [f"{attrs['created']} schedsweep run (spec {attrs.get('name', '')!r})"] if attrs.get("created") else []
+    attrs["history"] = "\n".join([*lines, history])
+    out.attrs = encode_attrs(attrs)
+    for name in out.variables:
+        var_attrs = dict(out[name].attrs)
+        if "flag_values" in var_attrs:
+            var_attrs["flag_values"] = np.asarray(var_attrs["flag_values"]).astype(out[name].dtype)
+        if var_attrs.get("units") in MODEL_UNITS:
+            var_attrs["model_units"], var_attrs["units"] = var_attrs["units"], "1"
+        out[name].attrs = var_attrs
+    labels = {d: f"{d}{LABEL_SUFFIX}" for d in out.dims if d in out.coords and out[d].dtype.kind in "OUST"}
+    out = out.rename_vars(labels)
+    encoding = {name: {"_FillValue": None} for name in out.coords}   # CF 2.5.1: no missing coordinates
+    return out, encoding

@@ -1,6 +1,7 @@
 """Run a sweep: pilot, batches, retries, progress, and the store written as results arrive."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
@@ -12,14 +13,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from schedsweep import SOURCE_TREE
 
-from . import codehash, seeding, sequential, store as store_mod
-from .executors import open_executor, say
+from . import codehash, seeding, sequential, store as store_mod, subtasks
+from .console import say
+from .executors import open_executor
 from .spec import Spec, load, plugin_modules, workload_of
 from .tasks import pilot, run_isolated, warm as warm_worker
 
@@ -79,12 +81,18 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         spec = load(spec, overrides)  # --set KEY=VALUE over the file, checked like it
     elif overrides:
         raise ValueError("overrides apply to a spec file; give its path, not a loaded Spec")
+    if spec.reference_dropped:  # one line: the overrides removed coordinates these published points name
+        say(f"{len(spec.reference_dropped)} published reference point(s) dropped (--set removed what they name; "
+            f"recorded in the store): " + "; ".join(spec.reference_dropped))
     task_timeout = _checked_timeout(task_timeout if task_timeout is not None else spec.run.get("task_timeout"))
     _check_options(workers, batch_size, batch_seconds)
     path = Path(store) if store else store_mod.default_path(spec)
     batch_size = batch_size or spec.run.get("batch_size")
     batch_seconds = batch_seconds or spec.run.get("batch_seconds", DEFAULT_BATCH_SECONDS)
     code = codehash.describe(workload_of(spec), plugin_modules(spec))
+    # a workload's tasks on the sweep's cluster (the ga's Dask islands) need a Dask cluster
+    subtasks.check(workload_of(spec), [p for _, p in spec.cells()], on_dask=bool(scheduler or scheduler_file)
+                   or cluster in ("dask", "slurm"), name=spec.workload)
     with store_mod.locked(path):
         resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
         if not resuming:
@@ -212,9 +220,10 @@ class _Runner:
 
     def start(self, batch_size: int | None, retry_failed: bool) -> None:
         if (self.path / "zarr.json").exists():
-            self.writer = store_mod.Writer(self.path, self.spec, self.module)
+            self.writer = store_mod.Writer(self.path, self.spec, self.module)  # compacts what a killed run left
             batch_reps = self.writer.attrs().get("batch_reps")
             reps = np.asarray(batch_reps) if batch_reps else np.full(self.spec.shape, self.writer.chunk())
+            self._rerun_damaged()
             status = self.writer.status_array()
             say(f"resuming {self.path}: {int((status != store_mod.NOT_RUN).sum())} of {status.size} replications done")
         else:
@@ -243,6 +252,22 @@ class _Runner:
             # the workers finish together. The order changes no result: seeds go by replication.
             self.plan.sort(key=lambda b: -float(np.nan_to_num(per_rep[b.cell], nan=0.0)) * (b.stop - b.start))
 
+    def _rerun_damaged(self) -> None:
+        """Make the replications of damaged chunks 'not run' (scrubbed with pipeline.integrity),
+        so this run computes them again from their seeds."""
+        from . import integrity
+
+        report = integrity.scan(self.path)
+        if report.clean:
+            return
+        for line in report.lines():
+            say(f"damaged: {line}")
+        drop = integrity.rerun_ranges(report)
+        if drop:
+            self.writer.compact(drop)
+            say(f"{sum(b - a for _, a, b in drop)} replications of damaged chunks marked not run; they run again")
+        self.writer.flush()  # seeds and cell seconds read damaged were rewritten by the Writer
+
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
 
@@ -265,13 +290,14 @@ class _Runner:
                                         PILOT_SECONDS, timeout, key=f"pilot-{cell}-{start}")
 
         futures = {}
-        if self.executor.n_workers > 1 and not _kernels_cached(self.module):
+        if not _kernels_cached(self.module):
             # Compile once, not once per worker: the first pilot fills the numba cache
             # (shared by every worker on one machine, or on a shared file system) alone.
-            say("pilot: no compiled kernels cached for this workload yet; one worker compiles them first")
+            say(compile_note(self.spec.workload))
             cell, start, stop = jobs[0]
             futures[(cell, start)] = submit(cell, start, stop)
-            _wait(futures[(cell, start)])
+            with elapsed_counter("compiling"):
+                _wait(futures[(cell, start)])
         futures.update({(cell, start): submit(cell, start, stop) for cell, start, stop in jobs
                         if (cell, start) not in futures})
         # While the pilots run: what making the store needs that does not depend on them
@@ -327,10 +353,10 @@ class _Runner:
     # -- replications = "auto" ----------------------------------------------------------
     def _auto_decision(self, cell: tuple[int, ...]) -> sequential.Decision:
         """The stopping rule on the cell's replications run so far (a prefix 0..n-1)."""
-        status = self.writer.status[cell]
+        status = self.writer.cell_status(cell)
         run = status != store_mod.NOT_RUN
         n = int(np.argmin(run)) if not run.all() else len(run)
-        x = np.asarray(self.writer.arrays[self.spec.auto["metric"]][cell][:n], dtype=float)
+        x = self.writer.cell_values(self.spec.auto["metric"], cell)[:n]
         x = np.where(status[:n] == store_mod.OK, x, np.nan)
         a = self.spec.auto
         return sequential.decide(x, a["precision"], a["look_ahead"], a["min"], self.spec.replications)
@@ -348,7 +374,7 @@ class _Runner:
         d = self._auto_decision(cell)
         if d.done:
             return
-        status = self.writer.status[cell]
+        status = self.writer.cell_status(cell)
         missing = (status == store_mod.NOT_RUN) & (np.arange(self.spec.replications) < d.next_n)
         batches = self._cell_batches(cell, missing, self.reps)
         n = int(missing.sum())
@@ -362,17 +388,18 @@ class _Runner:
         """Per cell: replications run, precision reached, target met (store attrs ``auto``)."""
         shape = self.spec.shape
         run, precision, met = np.zeros(shape, np.int64), np.full(shape, np.nan), np.zeros(shape, bool)
+        done = np.zeros(shape, bool)
         for cell in self.cells:
             d = self._auto_decision(cell)
-            run[cell] = int((self.writer.status[cell] != store_mod.NOT_RUN).sum())
-            precision[cell], met[cell] = d.precision, d.met and d.done
+            run[cell] = int((self.writer.cell_status(cell) != store_mod.NOT_RUN).sum())
+            precision[cell], met[cell], done[cell] = d.precision, d.met and d.done, d.done
         a = self.spec.auto
         self.writer.set_attrs(auto={
             "precision": a["precision"], "metric": a["metric"], "min_replications": a["min"],
             "look_ahead": a["look_ahead"], "max_replications": self.spec.replications,
             "replications_run": run.tolist(),
             "precision_reached": [None if not np.isfinite(v) else float(v) for v in precision.ravel()],
-            "met": met.tolist()})
+            "met": met.tolist(), "done": done.tolist()})
         say(f"auto: {int(met.sum())} of {met.size} cells reached relative precision {a['precision']:g} of "
             f"{a['metric']}; replications run per cell {int(run.min())}-{int(run.max())} "
             f"(at most {self.spec.replications})")
@@ -556,6 +583,45 @@ def _kernels_cached(module: Any) -> bool:
     return has_cached_kernels(Path(file).resolve().parent)
 
 
+def compile_note(workload: str) -> str:
+    """What a first run waits for: the workload's kernels compiled once, and for about how long."""
+    from .estimates import compile_seconds
+
+    seconds = compile_seconds(workload)
+    about = f"about {seconds:.0f} s of CPU on the reference machine; " if seconds else ""
+    return (f"compiling the {workload} kernels (first run with this code: {about}cached for every later run; "
+            "one worker compiles, the others wait)")
+
+
+@contextlib.contextmanager
+def elapsed_counter(what: str, every: float = 1.0) -> Iterator[None]:
+    """On a terminal (and not under -q): ``what: N s`` rewritten in place every ``every``
+    seconds while the block runs, cleared at its end. Elsewhere: nothing (a log gets the note)."""
+    from . import console
+
+    if not sys.stderr.isatty() or console.level < console.NORMAL:
+        yield
+        return
+    import threading
+
+    done, t0 = threading.Event(), time.monotonic()
+
+    def tick() -> None:
+        while not done.wait(every):
+            sys.stderr.write(f"\r  {what}: {time.monotonic() - t0:.0f} s ")
+            sys.stderr.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        sys.stderr.write("\r" + " " * (len(what) + 16) + "\r")
+        sys.stderr.flush()
+
+
 def _wait(future: Any) -> None:
     """Block until ``future`` has finished, whatever its outcome (its result is read later)."""
     try:
@@ -600,6 +666,7 @@ def provenance(spec: Spec, module: Any) -> dict[str, Any]:
         "spec_path": spec.path,
         "spec_identity": spec.identity(),
         "overrides": list(spec.overrides),
+        "reference_dropped": list(spec.reference_dropped),
         "name": spec.name,
         "description": spec.description,
         "workload": spec.workload,

@@ -396,10 +396,3 @@ def _workers_skip_main() -> Iterator[None]:
         for k, v in hidden.items():
             setattr(main, k, v)
 
-
-def say(message: str) -> None:
-    """A line on stderr, above a progress bar if one is showing."""
-    from tqdm import tqdm
-
-    tqdm.write(message, file=sys.stderr)
-    sys.stderr.flush()

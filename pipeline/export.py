@@ -13,6 +13,7 @@ seeds it ran with, so the merged store is not resumable.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 from pathlib import Path
@@ -23,7 +24,7 @@ import pandas as pd
 import xarray as xr
 
 from . import store as store_mod
-from .conventions import encode_attrs
+from .conventions import encode_attrs, for_netcdf
 from .stats import metric_names
 
 FORMATS = ("netcdf", "parquet", "csv")
@@ -56,9 +57,7 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
         raise store_mod.StoreError(f"{out} exists; give another -o (nothing is overwritten)")
     ds = store_mod.open_store(path)
     if fmt == "netcdf":
-        plain = ds.copy()
-        plain.attrs = encode_attrs(ds.attrs)
-        plain.to_netcdf(out)
+        _write_netcdf(ds, path, out)
         return out
     table = long_table(ds)
     if fmt == "csv":
@@ -67,8 +66,38 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
         try:
             table.to_parquet(out, index=False)
         except ImportError as exc:
-            raise store_mod.StoreError(f"--to parquet needs pyarrow ({exc}); pip install pyarrow, "
-                                       "or --to csv") from None
+            raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
+                                       "pip install 'schedsweep[parquet]', or --to csv") from None
+    return out
+
+
+def _write_netcdf(ds: xr.Dataset, path: Path, out: Path) -> None:
+    """The store as CF-1.10 netCDF (:func:`conventions.for_netcdf`), with the failure records of
+    the replications still failed as the group ``failures`` (none: no group)."""
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    plain, encoding = for_netcdf(ds, f"{now} schedsweep export {path.name} --to netcdf")
+    plain.to_netcdf(out, encoding=encoding)
+    failures = failures_dataset(store_mod.read_failures(path), list(ds.attrs.get("dims", [])))
+    if failures is not None:
+        failures.to_netcdf(out, mode="a", group=store_mod.FAILURES_GROUP)
+
+
+def failures_dataset(records: list[dict[str, Any]], dims: list[str]) -> xr.Dataset | None:
+    """Failure records as a table along dimension ``failure``: the cell's sweep values, the
+    replication, its seed, the kind of failure and the whole record as JSON text."""
+    if not records:
+        return None
+    columns: dict[str, tuple[list[Any], str]] = {
+        **{d: ([r["cell"][d] for r in records], f"{d} of the failed replication's cell") for d in dims},
+        "replication": ([r["replication"] for r in records], "replication index"),
+        "seed": ([np.uint64(r["seed"]) for r in records], "seed of the failed replication"),
+        "kind": ([str(r["kind"]) for r in records], "kind of failure (error, crashed, timeout, ...)"),
+        "record": ([json.dumps(r, default=str) for r in records], "the failure record (JSON text, with traceback)"),
+    }
+    out = xr.Dataset({name: ("failure", np.asarray(values)) for name, (values, _) in columns.items()})
+    for name, (_, meaning) in columns.items():
+        out[name].attrs = {"long_name": meaning, **({"units": "1"} if out[name].dtype.kind in "iuf" else {})}
+    out.attrs = {"title": "failed replications of the sweep (schedsweep show STORE --failures)"}
     return out
 
 
@@ -164,6 +193,14 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
     store_mod.consolidate(build)
     os.rename(build, real)
     return output
+
+
+def open_store(path: str | Path | list | tuple) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
+    along the one sweep dimension they differ in (:func:`open_stores`)."""
+    if isinstance(path, (list, tuple)):
+        return open_stores(list(path))
+    return store_mod.open_store(path)
 
 
 def open_stores(paths: list[str | Path]) -> xr.Dataset:

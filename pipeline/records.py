@@ -1,4 +1,4 @@
-"""Per-job records of chosen replications, and their Gantt chart (issue 21 item 3).
+"""Per-job records of chosen replications, and their Gantt chart.
 
 A workload that can tell what happened to each job defines ``job_records(params, seed)``,
 a dict of equal-length arrays, one row per job and resource piece: ``job``, ``submit``,
@@ -21,36 +21,10 @@ from typing import Any
 import numpy as np
 
 from . import seeding
-from .errors import QueryError, SpecError
+from .errors import QueryError
 
 FIELDS = ("job", "submit", "start", "end", "resource", "size", "status")
 GROUP = "records"
-
-
-def check_table(where: str, table: Any, dims: list, replications: int, module: Any) -> dict[str, Any] | None:
-    """The spec's ``[record]`` table, checked: {"replications": [...], "where": {dim: value}}."""
-    if table is None:
-        return None
-    if not hasattr(module, "job_records"):
-        raise SpecError(f"{where}: [record]: workload {module.__name__!r} keeps no per-job records "
-                        f"(it defines no job_records(params, seed))")
-    if not isinstance(table, dict) or set(table) - {"replications", "where"}:
-        raise SpecError(f"{where}: [record] takes replications = [..] and where = {{ dim = value }}")
-    reps = table.get("replications", [0])
-    if not isinstance(reps, list) or not reps or not all(isinstance(r, int) and 0 <= r < replications
-                                                          for r in reps):
-        raise SpecError(f"{where}: [record] replications = {reps!r} must be a non-empty list of replication "
-                        f"indices in [0, {replications - 1}]")
-    sel = table.get("where", {})
-    names = {d.name: d for d in dims}
-    if not isinstance(sel, dict):
-        raise SpecError(f"{where}: [record] where must be a table of sweep dimension = value")
-    for key, value in sel.items():
-        if key not in names or value not in names[key].values:
-            allowed = list(names[key].values) if key in names else list(names)
-            raise SpecError(f"{where}: [record] where {key} = {value!r}: not a value of a sweep dimension; "
-                            f"allowed: {allowed}")
-    return {"replications": sorted(set(reps)), "where": dict(sel)}
 
 
 def compute(spec: Any, cell: tuple[int, ...], replication: int) -> dict[str, np.ndarray]:

@@ -26,7 +26,14 @@ over mean at ``b`` along ``along`` is at least ``factor``; ``factor = 2`` for "m
 100% worse"). A claim over dimensions it does not fix must hold in every slice; ``among = [...]``
 restricts it to the values of ``along`` the paper compared.
 
+A value may carry ``tolerance = 0.05`` (relative), and ``[reference] tolerance = 0.1`` sets
+it for every value of the spec (default :data:`DEFAULT_TOLERANCE`): ``schedsweep verify``
+counts a published value outside our CI but within that fraction of it as reproduced
+within tolerance (pipeline/verify.py).
+
 Neither key changes a spec's identity: adding references to a spec resumes its stores.
+A ``--set`` override that removes a coordinate a reference names drops that reference
+(:func:`drop_unmatched`), with one line saying so, instead of refusing the run.
 """
 from __future__ import annotations
 
@@ -41,7 +48,8 @@ if TYPE_CHECKING:  # xarray only for the store side; a spec's reference table is
     import xarray as xr
 
 CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "interior_min", "ratio_at_least")
-VALUE_KEYS = {"metric", "where", "value", "source", "note"}
+VALUE_KEYS = {"metric", "where", "value", "source", "note", "tolerance"}
+DEFAULT_TOLERANCE = 0.15  # relative; a published value within 15% of our mean counts as reproduced
 CLAIM_KEYS = {"text", "kind", "metric", "along", "at", "where", "tolerance", "a", "b", "factor", "source", "among"}
 
 
@@ -56,6 +64,7 @@ class Value:
     value: float
     source: str = ""
     note: str = ""
+    tolerance: float | None = None  # relative; None: the spec's (or DEFAULT_TOLERANCE)
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,11 @@ class Reference:
     reproduces: str
     values: tuple[Value, ...]
     claims: tuple[Claim, ...]
+    tolerance: float = DEFAULT_TOLERANCE  # [reference] tolerance: the default of its values
+
+    def tolerance_of(self, value: Value) -> float:
+        """The relative tolerance that applies to ``value``."""
+        return self.tolerance if value.tolerance is None else value.tolerance
 
     def __bool__(self) -> bool:
         return bool(self.reproduces or self.values or self.claims)
@@ -98,14 +112,66 @@ def parse(doc: dict[str, Any], where: str, metrics: dict[str, tuple[str, ...]] |
     table = doc.get("reference", {})
     if not isinstance(table, dict):
         raise ReferenceError(f"{where}: reference must be a table ([[reference.value]], [[reference.claim]])")
-    unknown = set(table) - {"value", "claim"}
+    unknown = set(table) - {"value", "claim", "tolerance"}
     if unknown:
-        raise ReferenceError(f"{where}: [reference] has unknown key(s) {sorted(unknown)}; allowed: value, claim")
+        raise ReferenceError(f"{where}: [reference] has unknown key(s) {sorted(unknown)}; "
+                             "allowed: value, claim, tolerance")
+    tolerance = _tolerance(table.get("tolerance", DEFAULT_TOLERANCE), f"{where}: [reference] tolerance")
     values = tuple(_value(v, f"{where}: [[reference.value]] #{i + 1}", metrics, coords)
                    for i, v in enumerate(_entries(table, "value", where)))
     claims = tuple(_claim(c, f"{where}: [[reference.claim]] #{i + 1}", metrics, coords)
                    for i, c in enumerate(_entries(table, "claim", where)))
-    return Reference(reproduces, values, claims)
+    return Reference(reproduces, values, claims, tolerance)
+
+
+def _tolerance(value: Any, where: str) -> float:
+    if not _number(value) or value < 0:
+        raise ReferenceError(f"{where} = {value!r} must be a number >= 0 (relative: 0.15 = 15%)")
+    return float(value)
+
+
+def _named(entry: dict, claim: bool) -> list[tuple[str, Any]]:
+    """The (dimension, value) pairs an entry names; value None: only the dimension."""
+    named = list((entry.get("where") or {}).items()) if isinstance(entry.get("where"), dict) else []
+    along = entry.get("along")
+    if claim and isinstance(along, str):
+        named.append((along, None))
+        if entry.get("kind") in ("max", "min"):
+            named.append((along, entry.get("at")))
+        named += [(along, entry.get(k)) for k in ("a", "b") if entry.get(k) is not None]
+        named += [(along, v) for v in entry.get("among") or [] if isinstance(entry.get("among"), list)]
+    return named
+
+
+def _present(dim: str, value: Any, coords: dict[str, tuple]) -> bool:
+    return dim in coords and (value is None or value in coords[dim])
+
+
+def drop_unmatched(doc: dict[str, Any], coords: dict[str, tuple], before: dict[str, tuple]) -> list[str]:
+    """Remove from ``doc["reference"]`` every value and claim that names a coordinate which
+    ``before`` (the spec as written) has and ``coords`` (after ``--set`` overrides) lacks;
+    return one short description per entry removed. A coordinate missing from both is left
+    for :func:`parse` to refuse: a mistyped reference is an error, an overridden one is not."""
+    table = doc.get("reference")
+    if not isinstance(table, dict):
+        return []
+    dropped = []
+    for key in ("value", "claim"):
+        entries = table.get(key)
+        if not isinstance(entries, list):
+            continue
+        kept = []
+        for entry in entries:
+            named = _named(entry, key == "claim") if isinstance(entry, dict) else []
+            lost = [(d, v) for d, v in named if _present(d, v, before) and not _present(d, v, coords)]
+            if lost:
+                names = ", ".join(d if v is None else f"{d}={v}" for d, v in lost)
+                dropped.append(f"value {entry.get('metric')} at {_show_where(entry.get('where') or {})}"
+                               if key == "value" else f"claim {entry.get('text')!r} (names {names})")
+            else:
+                kept.append(entry)
+        table[key] = kept
+    return dropped
 
 
 def from_spec_text(text: str, where: str = "<spec>") -> Reference:
@@ -163,7 +229,8 @@ def _value(entry: dict, where: str, metrics: dict | None, coords: dict | None) -
     if not _number(value):
         raise ReferenceError(f"{where}: value = {value!r} must be a finite number (the published value)")
     sel = _where(entry, where, coords)
-    return Value(metric, sel, float(value), str(entry.get("source", "")), str(entry.get("note", "")))
+    tol = _tolerance(entry["tolerance"], f"{where}: tolerance") if "tolerance" in entry else None
+    return Value(metric, sel, float(value), str(entry.get("source", "")), str(entry.get("note", "")), tol)
 
 
 def _claim(entry: dict, where: str, metrics: dict | None, coords: dict | None) -> Claim:
@@ -314,9 +381,34 @@ def of_store(ds: xr.Dataset) -> Reference:
     """The reference of the spec a store was made from (empty if it has none)."""
     text = ds.attrs.get("spec_text", "")
     try:
-        return from_spec_text(text) if text else Reference("", (), ())
+        if not text:
+            return Reference("", (), ())
+        doc = tomllib.loads(text)
+        if ds.attrs.get("overrides"):  # the points an override removed were dropped by the run
+            drop_unmatched(doc, store_coords(ds), spec_coords(doc))
+        return parse(doc, "<store>")
     except (tomllib.TOMLDecodeError, ReferenceError):
         return Reference("", (), ())
+
+
+def store_coords(ds: xr.Dataset) -> dict[str, tuple]:
+    """Every one-dimensional coordinate of a store with its values."""
+    return {str(k): tuple(_plain(v) for v in c.values) for k, c in ds.coords.items() if c.ndim == 1}
+
+
+def spec_coords(doc: dict[str, Any], metric_dims: dict[str, tuple] | None = None) -> dict[str, tuple]:
+    """The coordinates a spec document, as written, sweeps ([sweep], [[zip]], [sample]), plus
+    ``metric_dims`` (a metric's own dimensions, e.g. per class)."""
+    coords: dict[str, tuple] = dict(metric_dims or {})
+    sweep = doc.get("sweep")
+    groups = [sweep] if isinstance(sweep, dict) else []
+    groups += [z for z in doc.get("zip", []) if isinstance(z, dict)] if isinstance(doc.get("zip"), list) else []
+    for group in groups:
+        coords.update({k: tuple(v) for k, v in group.items() if isinstance(v, list)})
+    sample = doc.get("sample")
+    if isinstance(sample, dict) and isinstance(sample.get("n"), int):
+        coords["sample"] = tuple(range(sample["n"]))
+    return coords
 
 
 def store_section(ds: xr.Dataset, level: float = 0.95) -> str:

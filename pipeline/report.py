@@ -1,6 +1,6 @@
 """``schedsweep report``: one self-contained HTML file that explains a store.
 
-Sections: figures (one per sweep dimension), a table per metric with its confidence
+Sections: one figure (each defined metric once, against the main sweep dimension), a table per metric with its confidence
 intervals, the paired comparison against a baseline, completeness, provenance and the spec.
 Every number comes from :func:`pipeline.tables.compute` and :func:`pipeline.tables.long_frame`,
 the code behind ``schedsweep table``; the shown ``mean ± half-width`` is formatted by the
@@ -86,9 +86,9 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
             f"{_e(a.get('replications'))} replications per cell · report made "
             f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
             _contents(),
+            "<h2 id='published'>Published reference: the reproduction scorecard</h2>", published_html(ds, level),
             "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format),
-            "<h2 id='metrics'>Metrics</h2>", metric_tables_html(ds, level),
-            "<h2 id='published'>Published reference</h2>", published_html(ds, level),
+            "<h2 id='metrics'>Metrics</h2>", undefined_html(ds), metric_tables_html(ds, level),
             "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level),
             "<h2 id='completeness'>Completeness</h2>", completeness_html(ds, store_label),
             "<h2 id='provenance'>Provenance</h2>", provenance_html(ds),
@@ -103,7 +103,7 @@ def _e(value: Any) -> str:
 
 
 def _contents() -> str:
-    items = [("figures", "Figures"), ("metrics", "Metrics"), ("published", "Published reference"),
+    items = [("published", "Published reference"), ("figures", "Figures"), ("metrics", "Metrics"),
              ("paired", "Paired comparison"),
              ("completeness", "Completeness"), ("provenance", "Provenance"), ("spec", "Spec")]
     return "<p>" + " · ".join(f"<a href='#{k}'>{v}</a>" for k, v in items) + "</p>"
@@ -112,33 +112,44 @@ def _contents() -> str:
 # -- published reference ------------------------------------------------------------------
 
 def published_html(ds: xr.Dataset, level: float) -> str:
-    """The published values and claims of the spec beside our results."""
+    """The published values and claims of the spec beside our results: the scorecard of
+    ``schedsweep verify`` (values against our CI and tolerance, claims by paired CIs)."""
     from . import reference
-    from .stats import describe
+    from .verify import scorecard
 
     ref = reference.of_store(ds)
     if not ref:
         return "<p class='muted'>The spec names no published values (no [reference] table).</p>"
-    out = [f"<p>Reproduces: {_e(ref.reproduces)}</p>"] if ref.reproduces else []
-    metrics = sorted({v.metric for v in ref.values} | {c.metric for c in ref.claims})
-    stats = describe(ds, level, [m for m in metrics if m in ds])
-    rows = reference.value_rows(ref, stats)
-    if rows:
-        out.append("<table><tr><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI)</th>"
-                   "<th>relative difference</th><th>published inside our CI</th><th>source</th></tr>")
-        for r in rows:
-            inside = {True: "yes", False: "no", None: "no result"}[r["inside_ci"]]
-            out.append(f"<tr><td class='key'>{_e(r['metric'])}</td><td class='key'>{_e(r['where'])}</td>"
-                       f"<td>{r['published']:.6g}</td><td>{r['ours']:.4g} ± {r['half_width']:.2g}</td>"
-                       f"<td>{reference._relative(r['relative'])}</td><td>{inside}</td><td class='key'>{_e(r['source'])}</td></tr>")
+    card = scorecard(ds, level)
+    if card is None:
+        return f"<p>Reproduces: {_e(ref.reproduces)}</p>" if ref.reproduces else ""
+    return scorecard_html(card)
+
+
+def scorecard_html(card: dict[str, Any]) -> str:
+    """One spec's scorecard (pipeline/verify.py) as HTML tables."""
+    from .verify import _claim_need, _need, _num, _rel
+
+    out = [f"<p>Reproduces: {_e(card['reproduces'])}. Verdict: <b>{_e(card['verdict'])}</b> "
+           f"({_e(card['replications'])} replications, {card['level']:.0%} CIs)</p>"]
+    if card["dropped"]:
+        out.append(f"<p class='muted'>Dropped by overrides: {_e('; '.join(card['dropped']))}</p>")
+    if card["values"]:
+        out.append("<table><tr><th>verdict</th><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI)</th>"
+                   "<th>relative difference</th><th>tolerance</th><th>source</th></tr>")
+        for v in card["values"]:
+            out.append(f"<tr><td>{_e(v['verdict'] + _need(v['needed']))}</td><td class='key'>{_e(v['metric'])}</td>"
+                       f"<td class='key'>{_e(v['where'])}</td><td>{v['published']:.6g}</td>"
+                       f"<td>{_num(v['ours'])} ± {_num(v['half_width'], '.2g')}</td><td>{_rel(v['relative'])}</td>"
+                       f"<td>±{v['tolerance']:.0%}</td><td class='key'>{_e(v['source'])}</td></tr>")
         out.append("</table>")
-    claims = reference.claim_rows(ref, stats)
-    if claims:
-        out.append("<table><tr><th>published claim</th><th>holds on our means</th><th>our means</th></tr>")
-        for c in claims:
-            verdict = {True: "holds", False: "does not hold", None: "cannot judge"}[c["holds"]]
-            out.append(f"<tr><td class='key'>{_e(c['text'])}</td><td>{verdict}</td>"
-                       f"<td class='key'>{_e(c['ours'])}</td></tr>")
+    if card["claims"]:
+        out.append("<table><tr><th>published claim</th><th>verdict (paired CIs)</th><th>differences judged</th></tr>")
+        for c in card["claims"]:
+            shown = "<br>".join(_e((f"[{s['slice']}] " if s["slice"] else "") + "; ".join(s["contrasts"]))
+                                for s in c["slices"])
+            out.append(f"<tr><td class='key'>{_e(c['text'])}</td><td>{_e(c['verdict'] + _claim_need(c))}</td>"
+                       f"<td class='key'>{shown}</td></tr>")
         out.append("</table>")
     return "\n".join(out)
 
@@ -151,9 +162,32 @@ def choose_hue(ds: xr.Dataset, x: str) -> str | None:
     return min(others, key=lambda d: ds.sizes[d]) if others else None
 
 
+def defined_metrics(ds: xr.Dataset) -> list[str]:
+    """The store's metrics with at least one defined value: a metric that is NaN in every
+    replication (a network metric of a sweep without a network) has nothing to draw or tabulate."""
+    return [m for m in stats.metric_names(ds) if bool(np.isfinite(ds[m].values).any())]
+
+
+def undefined_html(ds: xr.Dataset) -> str:
+    missing = [m for m in stats.metric_names(ds) if m not in defined_metrics(ds)]
+    if not missing:
+        return ""
+    return (f"<p class='muted'>Not shown, undefined (NaN) in every replication of this store: "
+            f"{_e(', '.join(missing))}.</p>")
+
+
+def main_dimension(ds: xr.Dataset) -> str:
+    """The x axis of the report's figure: a numeric dimension before a categorical one, then
+    the one with the most values (the others become lines or are held at their first value)."""
+    dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
+    return max(dims, key=lambda d: (ds[d].dtype.kind in "iuf", ds.sizes[d]))
+
+
 def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figure, str]:
-    """Every metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
-    metrics = stats.metric_names(ds)
+    """Every defined metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
+    metrics = defined_metrics(ds)
+    if not metrics:
+        raise QueryError("no metric of the store has a defined value: nothing to draw")
     hue = choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
@@ -200,12 +234,12 @@ def figures_html(ds: xr.Dataset, level: float, fmt: str) -> str:
     dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
     if not dims:
         return "<p>A single cell: no sweep dimension to plot against; see the tables.</p>"
-    out = []
-    for x in dims:
-        fig, text = dimension_figure(ds, x, level)
-        out.append(f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
-                   f"<figcaption>{_e(text)}</figcaption></figure>")
-    return "\n".join(out)
+    if not defined_metrics(ds):
+        return "<p>No metric has a defined value: nothing to draw.</p>"
+    x = main_dimension(ds)  # one figure: each metric drawn once
+    fig, text = dimension_figure(ds, x, level)
+    return (f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
+            f"<figcaption>{_e(text)}</figcaption></figure>")
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -253,7 +287,7 @@ def _metric_heading(ds: xr.Dataset, metric: str) -> str:
 
 
 def metric_tables_html(ds: xr.Dataset, level: float) -> str:
-    result = tables.compute(ds, None, (), None, None, level)
+    result = tables.compute(ds, defined_metrics(ds) or None, (), None, None, level)
     long = _long_frame(result)
     out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
            "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
@@ -282,7 +316,7 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
 def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
-    result = tables.compute(ds, None, (), paired, None, level)
+    result = tables.compute(ds, defined_metrics(ds) or None, (), paired, None, level)
     long = _long_frame(result)
     out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
            f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
@@ -313,9 +347,7 @@ def completeness_html(ds: xr.Dataset, store_label: str) -> str:
                    "<tr><th>reason</th><th>meaning</th><th>replications</th></tr>")
         out += [f"<tr><td class='key'>{_e(l)}</td><td class='key'>{_e(d)}</td><td>{n}</td></tr>" for l, d, n in rows]
         out.append("</table>")
-    from .cli import auto_lines
-
-    auto = auto_lines(ds)
+    auto = tables.auto_lines(ds)
     if auto:
         out.append("<p>Replications decided by precision (replications = \"auto\"):</p><pre>"
                    + _e("\n".join(line.strip() for line in auto)) + "</pre>")

@@ -7,7 +7,7 @@ forgotten and replaced by the adaptive scaling; workers retire gracefully shortl
 their walltime, so a long sweep rolls over to fresh jobs instead of losing running batches.
 The execution loop resubmits any batch whose worker died anyway.
 
-Exposure (issue 16): by default the dashboard listens on 127.0.0.1 of the login node only
+Exposure: by default the dashboard listens on 127.0.0.1 of the login node only
 (reach it with ``ssh -L 8787:127.0.0.1:8787 login-node``), the scheduler listens on the
 profile's ``interface`` (or, without one, on this machine's outward address, never
 0.0.0.0), and scheduler, workers and client talk TLS with a temporary self-signed
@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,8 @@ JOB_POLL_SECONDS = 3.0  # how often squeue is asked which worker jobs are still 
 IDLE_BEFORE_RELEASE_SECONDS = 30
 # Threads of numeric libraries: one per worker process, as on the LocalCluster (sites
 # often start jobs with a clean environment, so set them in the job script itself).
+# Run on a compute node, prints the address its workers listen on when no interface is set.
+OWN_ADDRESS = "from distributed.utils import get_ip; print(get_ip())"
 SINGLE_THREAD_EXPORTS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -337,6 +340,11 @@ def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any
     # a worker's dashboard (and the HTTP server it keeps for /health even without one) would
     # listen on every interface of the compute node
     worker_args = worker_args + ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+    python = options.python or sys.executable
+    if not options.interface:
+        # Given no address, a worker listens on every interface of its node (0.0.0.0 and ::),
+        # and tells the scheduler its outward one (Dask's get_ip): listen on that one only.
+        worker_args += ["--host", f"$({shlex.quote(python)} -c {shlex.quote(OWN_ADDRESS)})"]
     prologue = [f"export {name}=1" for name in SINGLE_THREAD_EXPORTS] + list(options.job_script_prologue)
     kwargs: dict[str, Any] = dict(
         cores=options.cores_per_job, processes=options.cores_per_job, memory=options.job_memory(),
@@ -344,7 +352,7 @@ def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any
         interface=options.interface, local_directory=options.local_directory,
         log_directory=os.path.expanduser(options.log_directory) if options.log_directory else None,
         job_extra_directives=list(options.job_extra_directives), job_script_prologue=prologue,
-        python=options.python or sys.executable, death_timeout=options.death_timeout,
+        python=python, death_timeout=options.death_timeout,
         worker_extra_args=worker_args, job_name="schedsweep-worker",
     )
     scheduler_options: dict[str, Any] = {"dashboard_address": options.dashboard_address}

@@ -5,6 +5,8 @@ what is allowed; nothing runs before a spec has passed here.
 """
 from __future__ import annotations
 
+import contextvars
+import copy
 import itertools
 import json
 import math
@@ -46,6 +48,7 @@ RUN_KEYS = {
     "batch_size": ("int", "replications per task (skips the pilot), an integer in [1, 10000000]"),
     "task_timeout": ("float", "seconds a task may run before it is killed and its replications are "
                               "retried one by one, a finite number > 0 (default: from the pilot)"),
+    "next": ("str", "the command suggested after a run, a one-line string; {store} stands for the store's path"),
 }
 
 
@@ -87,6 +90,8 @@ class Spec:
     auto: dict[str, Any] | None = None
     # [record]: {"replications": [...], "where": {dim: value}} (pipeline/records.py); not part of the identity
     record: dict[str, Any] | None = None
+    # published reference points dropped because an override removed a coordinate they name
+    reference_dropped: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -123,9 +128,23 @@ class Spec:
         return json.dumps(doc, sort_keys=True, default=str)
 
 
-def load(path: str | Path, overrides: Iterable[str] = ()) -> Spec:
+#: Set by ``load(..., shallow=True)``: validation without the checks that cost seconds per spec
+#: (each cell's ``check_params``, which reads traces; compiling plug-ins), for listings.
+_SHALLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("shallow", default=False)
+
+
+def load(path: str | Path, overrides: Iterable[str] = (), *, shallow: bool = False) -> Spec:
     """Read and validate the sweep spec at ``path`` (a missing ``jobs/NAME.toml`` or bare
-    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`)."""
+    ``NAME`` is one of the specs shipped with schedsweep: :mod:`.shipped`). ``shallow``: skip
+    the per-cell checks and the plug-in compile (``schedsweep jobs``; a run checks everything)."""
+    token = _SHALLOW.set(shallow)
+    try:
+        return _load(path, overrides)
+    finally:
+        _SHALLOW.reset(token)
+
+
+def _load(path: str | Path, overrides: Iterable[str]) -> Spec:
     from .shipped import spec as shipped_spec
 
     path = shipped_spec(path) or Path(path)
@@ -145,6 +164,8 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{where}: not valid TOML: {exc}") from None
     overrides = tuple(overrides)
+    # the swept coordinates as written: a reference point an override removes is dropped, not refused
+    as_written = copy.deepcopy({k: doc[k] for k in ("sweep", "zip", "sample") if k in doc}) if overrides else {}
     for item in overrides:
         apply_override(doc, item, where)
     base_dir = base_dir or Path(".")
@@ -224,11 +245,10 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     from .sizing import check_client_memory
 
     check_client_memory(where, n_cells, replications)  # before anything builds a record per cell
-    from .records import check_table
-
-    record = check_table(where, doc.get("record"), dims, replications, module)
+    record = _check_record(where, doc.get("record"), dims, replications, module)
+    dropped = _drop_overridden_references(doc, as_written, dims, module) if overrides else ()
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run, overrides, auto, record)
+                tuple(independent), params, tuple(dims), run, overrides, auto, record, dropped)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
@@ -247,6 +267,21 @@ def _check_store_names(where: str, dims: list[Dim], module: ModuleType, wl_name:
                 raise SpecError(f"{where}: {key} cannot be swept: workload {wl_name!r} also has {taken[key]}, "
                                 f"and the store keeps coordinates and metrics under one name each "
                                 f"(fix it in {wl_name!r}: rename the parameter or the metric)")
+
+
+def _metric_dims(module: ModuleType) -> dict[str, tuple]:
+    return {extra: tuple(labels) for m in module.METRICS for extra, labels in m.dims}
+
+
+def _drop_overridden_references(doc: dict, as_written: dict, dims: list[Dim], module: ModuleType) -> tuple[str, ...]:
+    """Drop the reference points whose coordinates the overrides removed (they cannot be
+    compared with this run); a coordinate the file itself gets wrong is still refused."""
+    from .reference import drop_unmatched, spec_coords
+
+    before = spec_coords(as_written, _metric_dims(module))
+    after = {member: tuple(values) for d in dims for member, values in d.members.items()}
+    after.update(_metric_dims(module))
+    return tuple(drop_unmatched(doc, after, before))
 
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
@@ -480,7 +515,7 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     checked, problem = param.check(value)
     if problem:
         raise SpecError(f"{where}: {label} = {_show(value)} {problem}")
-    if param.plugin and is_plugin_path(checked):
+    if param.plugin and is_plugin_path(checked) and not _SHALLOW.get():
         _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         try:
@@ -553,6 +588,7 @@ def _check_run(where: str, run: dict) -> dict:
             raise SpecError(f"{where}: [run] {key}: unknown; allowed: {', '.join(RUN_KEYS)}")
         kind, allowed = RUN_KEYS[key]
         ok = _finite_positive(value) if kind == "float" \
+            else (isinstance(value, str) and value.strip() != "" and "\n" not in value) if kind == "str" \
             else (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_REPLICATIONS)
         if not ok:
             raise SpecError(f"{where}: [run] {key} = {_show(value)} must be {allowed}")
@@ -572,7 +608,7 @@ def _finite_positive(value: Any) -> bool:
 
 def _check_cells(where: str, spec: Spec, module: Any) -> None:
     check = getattr(module, "check_params", None)
-    if check is None:
+    if check is None or _SHALLOW.get():
         return
     for index, params in spec.cells():
         try:
@@ -587,3 +623,30 @@ def _check_cells(where: str, spec: Spec, module: Any) -> None:
 
 def workload_of(spec: Spec) -> ModuleType:
     return workloads.get(spec.workload)
+
+
+def _check_record(where: str, table: Any, dims: list[Dim], replications: int,
+                  module: Any) -> dict[str, Any] | None:
+    """The spec's ``[record]`` table, checked: {"replications": [...], "where": {dim: value}}."""
+    if table is None:
+        return None
+    if not hasattr(module, "job_records"):
+        raise SpecError(f"{where}: [record]: workload {module.__name__!r} keeps no per-job records "
+                        f"(it defines no job_records(params, seed))")
+    if not isinstance(table, dict) or set(table) - {"replications", "where"}:
+        raise SpecError(f"{where}: [record] takes replications = [..] and where = {{ dim = value }}")
+    reps = table.get("replications", [0])
+    if not isinstance(reps, list) or not reps or not all(isinstance(r, int) and 0 <= r < replications
+                                                          for r in reps):
+        raise SpecError(f"{where}: [record] replications = {reps!r} must be a non-empty list of replication "
+                        f"indices in [0, {replications - 1}]")
+    sel = table.get("where", {})
+    names = {d.name: d for d in dims}
+    if not isinstance(sel, dict):
+        raise SpecError(f"{where}: [record] where must be a table of sweep dimension = value")
+    for key, value in sel.items():
+        if key not in names or value not in names[key].values:
+            allowed = list(names[key].values) if key in names else list(names)
+            raise SpecError(f"{where}: [record] where {key} = {value!r}: not a value of a sweep dimension; "
+                            f"allowed: {allowed}")
+    return {"replications": sorted(set(reps)), "where": dict(sel)}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 import numpy as np
 
 from .chunkfiles import ChunkFiles, supports
+from .shards import ShardFiles
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
 from .errors import StoreError  # noqa: F401  (re-exported: raised and caught under this name)
@@ -54,6 +55,13 @@ FAILURES_GROUP = "failures"
 FAILURE_CHUNK = 32  # records per chunk: an append rewrites at most one partly filled chunk
 BUILD_TAG = ".schedsweep-build-"
 SECONDS_EVERY = 10.0  # seconds between writes of the cell seconds during a run (Writer.flush at its end)
+# Store format 2: the result arrays are sharded, every chunk carries a CRC-32C (pipeline.shards).
+# A checksummed chunk holds at least INNER_REPS replications of one cell (a damaged chunk is
+# rerun whole; fewer would bloat the index and zstd's per-frame overhead), and a shard file
+# about SHARD_VALUES values of cells x replications (the unit a compaction rewrites).
+STORE_FORMAT = 2
+INNER_REPS = 256
+SHARD_VALUES = 1 << 16
 
 
 _fault_calls = 0
@@ -181,14 +189,31 @@ def _coords(spec: Spec, module: ModuleType) -> dict[str, Any]:
 
 
 class _Variable(NamedTuple):
-    """One array of a new store: its dimensions, contents, attributes and chunks (None: zarr's
-    automatic choice). ``data`` is the whole array, or a scalar fill for an empty one."""
+    """One array of a new store: its dimensions, contents, attributes, chunks (None: zarr's
+    automatic choice) and shards (None: not sharded). ``data`` is the whole array, or a
+    scalar fill for an empty one."""
     dims: list[str]
     shape: tuple[int, ...]
     data: Any
     dtype: Any
     attrs: dict[str, Any]
     chunks: tuple[int, ...] | None = None
+    shards: tuple[int, ...] | None = None
+
+
+def shard_layout(cells: tuple[int, ...], replications: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(inner chunk, shard) over cells x replications for a store whose batches are ``chunk``
+    replications: inner chunks of one cell and at least INNER_REPS replications (a multiple
+    of ``chunk``, at most the replications), shards of about SHARD_VALUES values, blocking
+    cells from the last sweep dimension backwards."""
+    inner = max(1, min(replications, chunk * -(-INNER_REPS // max(chunk, 1))))
+    reps = inner * max(1, min(-(-replications // inner), SHARD_VALUES // inner))
+    budget, block = max(1, SHARD_VALUES // reps), []
+    for n in reversed(cells):
+        k = min(n, budget) if budget > 1 else 1
+        block.append(k)
+        budget = budget // k if k == n else 1
+    return (1,) * len(cells) + (inner,), tuple(reversed(block)) + (reps,)
 
 
 def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _Variable], dict[str, _Variable]]:
@@ -196,21 +221,23 @@ def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _V
     dims = _dim_names(spec)
     var_attrs = variable_attrs(module, spec.workload, [m for d in spec.dims for m in d.members] + dims)
     shape = spec.shape + (spec.replications,)
-    cell_chunks = (1,) * len(dims) + (int(min(chunk, spec.replications)),)
+    inner, shard = shard_layout(spec.shape, spec.replications, chunk)
     data: dict[str, _Variable] = {}
     for metric in module.METRICS:
         data[metric.name] = _Variable(dims + ["replication"] + [d for d, _ in metric.dims], shape + metric.shape,
                                       np.nan, np.float64,
                                       {"description": metric.description, **var_attrs[metric.name]},
-                                      cell_chunks + metric.shape)
+                                      inner + metric.shape, shard + metric.shape)
     for name, description in (("status", "0 not run, 1 ok, 2 no result, 3 failed"),
                               ("reason", "the workload's reason code, 0 = none")):
         data[name] = _Variable(dims + ["replication"], shape, 0, np.int8,
-                               {"description": description, **var_attrs[name]}, cell_chunks)
+                               {"description": description, **var_attrs[name]}, inner, shard)
     indep = [d for d in spec.dims if d.name in spec.independent]
-    data["seed"] = _Variable([d.name for d in indep] + ["replication"],
-                             tuple(len(d) for d in indep) + (spec.replications,), all_seeds(spec), np.uint64,
-                             {"description": "seed handed to the workload for this replication", **var_attrs["seed"]})
+    seed_shape = tuple(len(d) for d in indep) + (spec.replications,)
+    seed_inner, seed_shard = shard_layout(seed_shape[:-1], spec.replications, chunk)
+    data["seed"] = _Variable([d.name for d in indep] + ["replication"], seed_shape, all_seeds(spec), np.uint64,
+                             {"description": "seed handed to the workload for this replication", **var_attrs["seed"]},
+                             seed_inner, seed_shard)
     data["cell_seconds"] = _Variable(dims, spec.shape, np.zeros(spec.shape), np.float64,
                                      {"units": "s", "timing": 1, "description": "task wall time spent on the cell",
                                       **var_attrs["cell_seconds"]})
@@ -252,7 +279,7 @@ def _write_store(build: Path, root_attrs: dict[str, Any], data: dict[str, _Varia
     then never imports xarray, pandas or dask, about half a second of CPU on every run."""
     import zarr
 
-    group = zarr.create_group(str(build), zarr_format=3, attributes=root_attrs)
+    group = zarr.create_group(str(build), zarr_format=3, attributes={**root_attrs, "store_format": STORE_FORMAT})
     non_index = {name: set(v.dims) for name, v in coords.items() if v.dims != [name]}
     for name, var in {**coords, **data}.items():
         attrs = dict(var.attrs)
@@ -265,10 +292,17 @@ def _write_store(build: Path, root_attrs: dict[str, Any], data: dict[str, _Varia
         text = np.dtype(var.dtype).kind == "O"
         fill = "" if text else (np.nan if np.dtype(var.dtype).kind == "f" else 0)
         array = group.create_array(name, shape=var.shape, dtype=str if text else var.dtype,
-                                   chunks=var.chunks or "auto", fill_value=fill, dimension_names=var.dims,
-                                   attributes=attrs)
+                                   chunks=var.chunks or "auto", shards=var.shards, compressors=compressors(),
+                                   fill_value=fill, dimension_names=var.dims, attributes=attrs)
         if np.ndim(var.data) or not var.shape:  # contents beyond the fill value
             array[...] = var.data
+
+
+def compressors() -> tuple:
+    """Every array's bytes-to-bytes codecs: zarr's default zstd, then a CRC-32C that zarr checks on every read."""
+    from zarr.codecs import Crc32cCodec, ZstdCodec
+
+    return (ZstdCodec(level=0, checksum=False), Crc32cCodec())
 
 
 def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[str, Any]) -> None:
@@ -287,16 +321,21 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
     fault_point()
 
 
-def open_store(path: str | Path | list | tuple) -> xr.Dataset:
-    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
-    along the one sweep dimension they differ in (:func:`pipeline.export.combine`)."""
-    if isinstance(path, (list, tuple)):
-        from .export import open_stores
+def open_store(path: str | Path, verify: bool = True) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy). Several stores combined:
+    :func:`pipeline.open_store` (:func:`pipeline.export.open_store`).
 
-        return open_stores(list(path))
+    ``verify``: every chunk's checksum and status against the data first
+    (:func:`pipeline.integrity.verify`); a damaged store raises StoreError naming the
+    variable, cells and replications, so no reader ever gets a number from damaged bytes.
+    """
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
+    if verify:
+        from .integrity import verify as verify_store
+
+        verify_store(path)
     import xarray as xr
 
     ds = xr.open_zarr(path, consolidated=False)
@@ -392,6 +431,14 @@ def record_code_change(path: Path, change: dict[str, Any]) -> None:
     group = open_group(path, "r+")
     update_attrs(group, code_changes=list(attrs_of(group).get("code_changes", [])) + [change])
     consolidate(path)
+
+
+def stored_spec(path: Path) -> tuple[str, str, list[str]]:
+    """(spec text, where it was read from, --set overrides) of the run that made the store."""
+    attrs = _root_attrs(Path(path)) or {}
+    if "spec_text" not in attrs:
+        raise StoreError(f"{path}: the store holds no spec text; give the spec file")
+    return attrs["spec_text"], attrs.get("spec_path") or f"{path}:spec_text", list(attrs.get("overrides") or [])
 
 
 def stored_identity(path: Path) -> str | None:
@@ -536,34 +583,41 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _grid(array: zarr.Array) -> tuple[int, ...]:
+    """The shape of the unit one file holds: the shard of a sharded array, else the chunk."""
+    return tuple(getattr(array, "shards", None) or array.chunks)
+
+
 def _chunks_of(array: zarr.Array, where: tuple) -> list[tuple[int, ...]]:
-    """The grid positions of the chunks that the selection ``where`` (ints and slices) touches."""
+    """The grid positions of the files (shards or chunks) that the selection ``where`` (ints and slices) touches."""
     ranges = []
-    for k, (sel, size) in enumerate(zip(where, array.chunks)):
+    grid = _grid(array)
+    for k, (sel, size) in enumerate(zip(where, grid)):
         if isinstance(sel, slice):
             stop = array.shape[k] if sel.stop is None else sel.stop
             ranges.append(range((sel.start or 0) // size, (stop - 1) // size + 1))
         else:
             ranges.append(range(sel // size, sel // size + 1))
-    ranges += [range(-(-n // c)) for n, c in zip(array.shape[len(where):], array.chunks[len(where):])]
+    ranges += [range(-(-n // c)) for n, c in zip(array.shape[len(where):], grid[len(where):])]
     return list(itertools.product(*ranges))
 
 
 def _whole_chunks(array: zarr.Array, memory: np.ndarray, touched: list[tuple]) -> list[tuple[zarr.Array, tuple, np.ndarray]]:
-    """Writes of every chunk of ``array`` that a selection in ``touched`` falls in, whole, from ``memory``."""
+    """Writes of every file of ``array`` that a selection in ``touched`` falls in, whole, from ``memory``."""
     if memory.ndim == 0:
         return [(array, (), memory)] if touched else []
-    grid = {pos for where in touched for pos in _chunks_of(array, where)}
+    files = {pos for where in touched for pos in _chunks_of(array, where)}
+    grid = _grid(array)
     writes = []
-    for pos in sorted(grid):
-        region = tuple(slice(p * c, min((p + 1) * c, n)) for p, c, n in zip(pos, array.chunks, array.shape))
+    for pos in sorted(files):
+        region = tuple(slice(p * c, min((p + 1) * c, n)) for p, c, n in zip(pos, grid, array.shape))
         writes.append((array, region, memory[region]))
     return writes
 
 
 def _write_concurrently(writes: list[tuple[zarr.Array, tuple, np.ndarray]]) -> None:
-    """Do the writes as few concurrent rounds of zarr's async API, none in a chunk another write
-    of its round touches (a partial chunk write reads, changes and writes the chunk back)."""
+    """Do the writes as few concurrent rounds of zarr's async API, none in a file another write
+    of its round touches (a partial write reads, changes and writes the chunk or shard back)."""
     import asyncio
 
     from zarr.core.sync import sync
@@ -593,11 +647,23 @@ def _as_slices(array: zarr.Array, where: tuple) -> tuple[slice, ...]:
     return tuple(out + [slice(0, n) for n in array.shape[len(where):]])
 
 
-def _write_round(files: dict[str, "ChunkFiles"], writes: list[tuple[zarr.Array, tuple, np.ndarray]]) -> None:
-    """One round of writes: every chunk they touch written once, as a whole file.
+def _inner_touched(files: ShardFiles, parts: list[tuple[tuple[slice, ...], Any]]) -> np.ndarray:
+    """Per inner chunk of a shard (C order): whether one of ``parts`` (shard-local slices) writes in it."""
+    mask = np.zeros(files.per_shard, bool)
+    for in_chunk, _ in parts:
+        mask[tuple(slice(s.start // c, -(-s.stop // c)) for s, c in zip(in_chunk, files.inner))] = True
+    return mask.ravel()
 
-    A chunk the round covers whole is built from its writes alone; one it covers in part is
-    read from its file first. Arrays :mod:`pipeline.chunkfiles` does not handle go through zarr.
+
+def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[zarr.Array, tuple, np.ndarray]],
+                 drop: list[tuple[tuple[int, ...], int, int]] = ()) -> None:
+    """One round of writes: every file they touch written once, whole.
+
+    A file the round covers whole is built from its writes alone; one it covers in part is
+    read first. A shard keeps the inner chunks it had and gains those the round writes in
+    (even if they hold only NaN: present means written); ``drop`` (cell, start, stop),
+    aligned to inner chunks, removes inner chunks instead (replications made 'not run'
+    again). Arrays neither :mod:`pipeline.chunkfiles` nor :mod:`pipeline.shards` handles go through zarr.
     """
     pieces: dict[tuple[str, tuple[int, ...]], list[tuple[tuple[slice, ...], np.ndarray]]] = {}
     by_zarr = []
@@ -620,7 +686,11 @@ def _write_round(files: dict[str, "ChunkFiles"], writes: list[tuple[zarr.Array, 
         for in_chunk, _ in parts:
             covered[in_chunk] = True
         inside = tuple(slice(0, r.stop - r.start) for r in chunk_files.region(pos))
-        block = chunk_files.empty() if covered[inside].all() else chunk_files.read(pos)
+        whole = covered[inside].all()
+        if isinstance(chunk_files, ShardFiles):
+            _write_shard(chunk_files, pos, parts, whole, list(drop))
+            continue
+        block = chunk_files.empty() if whole else chunk_files.read(pos)
         for in_chunk, part in parts:
             block[in_chunk] = part
         chunk_files.write(pos, block)
@@ -628,10 +698,112 @@ def _write_round(files: dict[str, "ChunkFiles"], writes: list[tuple[zarr.Array, 
         _write_concurrently(by_zarr)
 
 
+def _write_shard(files: ShardFiles, pos: tuple[int, ...], parts: list, whole: bool,
+                 drop: list[tuple[tuple[int, ...], int, int]]) -> None:
+    """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`)."""
+    if whole:
+        block, present, damage = files.empty(), np.zeros(files.n_inner, bool), None
+    else:
+        block, present, damage = files.load(pos)
+    touched = _inner_touched(files, parts)
+    if damage is not None:
+        partly = damage.chunks & touched & ~_inner_covered(files, parts)
+        if partly.any():  # the rest of such a chunk is lost: writing it would make NaN out of results
+            raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
+                             "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+    for in_chunk, part in parts:
+        block[in_chunk] = part
+    present = present | touched
+    for k in _dropped(files, pos, drop):
+        block[files.inner_slices(k)] = files.fill
+        present[k] = False
+    files.write(pos, block, present)
+
+
+def _inner_covered(files: ShardFiles, parts: list) -> np.ndarray:
+    """Per inner chunk: whether ``parts`` write every element of it."""
+    covered = np.zeros(files.chunks, bool)
+    for in_chunk, _ in parts:
+        covered[in_chunk] = True
+    return np.array([covered[files.inner_slices(k)].all() for k in range(files.n_inner)])
+
+
+def _dropped(files: ShardFiles, pos: tuple[int, ...], drop: list[tuple[tuple[int, ...], int, int]]) -> list[int]:
+    """Inner chunks of shard ``pos`` that ``drop`` ranges (cell, start, stop) cover."""
+    out = []
+    ncell = len(drop[0][0]) if drop else 0
+    for cell, start, stop in drop:
+        lo = [p * c for p, c in zip(pos, files.chunks)]
+        local = [i - l for i, l in zip(cell, lo[:ncell])]
+        if any(not 0 <= x < c for x, c in zip(local, files.chunks[:ncell])):
+            continue
+        a, b = max(start - lo[ncell], 0), min(stop - lo[ncell], files.chunks[ncell])
+        if a >= b:
+            continue
+        inner = files.inner[ncell]
+        for r in range(a // inner, -(-b // inner)):
+            idx = tuple(x // c for x, c in zip(local, files.inner[:ncell])) + (r,) + (0,) * (len(files.per_shard) - ncell - 1)
+            out.append(int(np.ravel_multi_index(idx, files.per_shard)))
+    return out
+
+
+def _file_handlers(path: Path, arrays: list[zarr.Array]) -> dict[str, ChunkFiles | ShardFiles]:
+    """The direct writer of each array that has one (shards, then plain chunk files)."""
+    from . import shards
+
+    out: dict[str, ChunkFiles | ShardFiles] = {}
+    for a in arrays:
+        if shards.supports(a):
+            out[a.path] = ShardFiles(path, a)
+        elif supports(a):
+            out[a.path] = ChunkFiles(path, a)
+    return out
+
+
+def read_whole(files: ChunkFiles | ShardFiles, array: zarr.Array) -> np.ndarray:
+    """The whole array through its direct reader; a damaged shard's chunks read as the fill value."""
+    if not isinstance(files, ShardFiles):
+        return np.asarray(array[...])
+    out = np.full(array.shape, files.fill, dtype=files.dtype)
+    for pos in itertools.product(*(range(n) for n in files.grid())):
+        region = files.region(pos)
+        out[region] = files.load(pos)[0][tuple(slice(0, r.stop - r.start) for r in region)]
+    return out
+
+
+def _coalesced(entries: list) -> list:
+    """The journal's batches with those that follow each other in one cell joined: one
+    write per run of batches, not one per batch, so compacting a thousand batches of one
+    replication costs little. Batches that overlap (a replication written twice) are left
+    as they are, in journal order, so the last written wins."""
+    from .journal import Entry
+
+    runs: list[list[Entry]] = []
+    for e in sorted(entries, key=lambda e: (e.cell, e.start)):
+        last = runs[-1][-1] if runs else None
+        if last is not None and last.cell == e.cell and last.start + last.n > e.start:
+            return list(entries)
+        if last is not None and last.cell == e.cell and last.start + last.n == e.start:
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return [run[0] if len(run) == 1 else
+            Entry(run[0].cell, run[0].start, {k: np.concatenate([e.values[k] for e in run]) for k in run[0].values})
+            for run in runs]
+
+
 class Writer:
-    """Writes batches into an existing store; the only thing that writes after creation."""
+    """Writes batches into an existing store; the only thing that writes after creation.
+
+    Batches go to the journal (:mod:`pipeline.journal`), one record per group, and from it
+    into the arrays' files when the journal is compacted (:meth:`compact`): at the end of a
+    run (:meth:`flush`), when it grows past ``journal.COMPACT_BYTES``, and when a Writer
+    opens a store whose last run was interrupted.
+    """
 
     def __init__(self, path: Path, spec: Spec, module: ModuleType):
+        from . import journal
+
         self.path = path
         self.group = open_group(path, "r+")
         self.metrics = module.METRICS
@@ -642,29 +814,70 @@ class Writer:
         self.cell_seconds = self.group["cell_seconds"]
         self.dim_names = _dim_names(spec)
         self.independent = spec.independent
-        # The result arrays' chunk files are written directly (pipeline.chunkfiles): a tenth of
-        # zarr's client CPU per file, which was most of the client's cost per task.
-        self._files = {a.path: ChunkFiles(path, a) for a in (*self.arrays.values(), self.status, self.reason,
-                                                             self.seed, self.cell_seconds) if supports(a)}
+        # Shards and chunk files are written directly (pipeline.shards, pipeline.chunkfiles):
+        # a tenth of zarr's client CPU per file.
+        self._files = _file_handlers(path, [*self.arrays.values(), self.status, self.reason, self.seed,
+                                            self.cell_seconds])
+        self._journal = path / journal.NAME
+        self._order = journal.layout([(m.name, m.shape) for m in self.metrics])
+        self._staged: list[journal.Entry] = []  # in the journal, not yet in the arrays' files
+        self._staged_bytes = 0
         # Seeds and cell seconds are small and shared between batches (one seed row serves
         # every cell under common random numbers; cell seconds may be one chunk): kept here
-        # and written as whole chunks. Seeds are complete from the store's creation (a store
-        # made before that, or grown, gets its missing ones now, once); cell seconds are
-        # written every SECONDS_EVERY and by flush(), not with every group: rewriting an
-        # existing file costs 1-4 ms of waiting on ext4, more than everything else of a task.
-        self._seeds = np.array(self.seed[...], dtype=np.uint64)
+        # and written as whole files. Seeds are complete from the store's creation (a store
+        # made before that, or grown, or whose seed file was damaged, gets them now, once);
+        # cell seconds are written every SECONDS_EVERY and by flush(), not with every group:
+        # rewriting an existing file costs 1-4 ms of waiting on ext4.
+        self._seeds = np.array(self._read(self.seed), dtype=np.uint64)
         if (self._seeds == 0).any():  # a seed is 0 with probability 2**-64: these were never written
             self._seeds = all_seeds(spec)
             _write_round(self._files, _whole_chunks(self.seed, self._seeds, [(slice(None),) * self._seeds.ndim]))
-        self._seconds = np.array(self.cell_seconds[...], dtype=np.float64)  # 0-d for a single cell: still an array
+        self._seconds = self._read_seconds()
         self._seconds_due: list[tuple[int, ...]] = []  # cells whose seconds are not on disk yet
         self._seconds_written = time.monotonic()
+        self._status = np.array(self._read(self.status), dtype=np.int8)
+        self._replay()
+
+    def _read(self, array: zarr.Array) -> np.ndarray:
+        files = self._files.get(array.path)
+        return read_whole(files, array) if files is not None else np.asarray(array[...])
+
+    def _read_seconds(self) -> np.ndarray:
+        try:
+            return np.array(self._read(self.cell_seconds), dtype=np.float64)  # 0-d for a single cell: still an array
+        except (StoreError, ValueError):  # damaged: timing, not results; counted again from 0
+            return np.zeros(self.cell_seconds.shape)
+
+    def _replay(self) -> None:
+        """Compact what an interrupted run left in the journal (its torn last append is dropped)."""
+        from . import journal
+
+        entries, torn = journal.read(self._journal, self._order)
+        if not entries and not self._journal.exists():
+            return
+        for e in entries:
+            self._status[e.cell + (slice(e.start, e.start + e.n),)] = e.values["status"]
+        self._staged = entries
+        self.compact()
 
     def status_array(self) -> np.ndarray:
-        return self.status[...]
+        """Every replication's status, batches not yet compacted included."""
+        return self._status.copy()
+
+    def cell_status(self, cell: tuple[int, ...]) -> np.ndarray:
+        """One cell's status over all replications, batches not yet compacted included."""
+        return self._status[cell].copy()
+
+    def cell_values(self, name: str, cell: tuple[int, ...]) -> np.ndarray:
+        """One metric of one cell over all replications, batches not yet compacted included."""
+        values = np.array(self.arrays[name][cell], dtype=np.float64)
+        for e in self._staged:
+            if e.cell == cell:
+                values[e.start:e.start + e.n] = e.values[name]
+        return values
 
     def chunk(self) -> int:
-        return int(self.status.chunks[-1])
+        return int(attrs_of(self.group).get("chunk") or self.status.chunks[-1])
 
     def _indep(self, cell: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i for name, i in zip(self.dim_names, cell) if name in self.independent)
@@ -683,51 +896,85 @@ class Writer:
         return writes
 
     def flush(self) -> None:
-        """Write what is kept in memory and not yet on disk (the cell seconds of the last seconds)."""
+        """Compact the journal and write the cell seconds not yet on disk (the end of a run)."""
+        self.compact()
         writes = self._seconds_writes(now=True)
         if writes:
             _write_round(self._files, writes)
 
     def write_batch(self, cell: tuple[int, ...], start: int, seeds: np.ndarray,
                     outputs: dict[str, np.ndarray], failed: dict[int, str], seconds: float) -> None:
-        """Write one batch: data, then reasons, then status (status last)."""
+        """Write one batch (see :meth:`write_batches`)."""
         self.write_batches([(cell, start, seeds, outputs, failed, seconds)])
 
     def write_batches(self, batches: list[tuple[tuple[int, ...], int, np.ndarray, dict[str, np.ndarray],
                                                 dict[int, Any], float]]) -> None:
         """Write the results of several batches, each ``(cell, start, seeds, outputs, failed, seconds)``.
 
-        Every batch's metrics and reasons (and seeds, if they differ from the store's) go
-        out in one round of whole chunk files, then every batch's status in a second one: a
-        batch's status is never on disk before its data, so a run killed at any instant
+        The group is one record appended to the journal: every batch's metrics, reasons,
+        status and seeds together, valid whole or not at all, so a run killed at any instant
         resumes correctly. Cell seconds are timing, not data: written every SECONDS_EVERY
-        and by :meth:`flush` (a kill loses at most that much of their count). One round per
-        group, each chunk file written once, is what keeps the client up with many workers
-        (benchmarks/README.md, "Result path").
+        and by :meth:`flush` (a kill loses at most that much of their count).
+        """
+        from . import journal
+
+        entries = []
+        for cell, start, seeds, outputs, failed, seconds in batches:
+            reason = np.asarray(outputs["reason"], dtype=np.int8)
+            code = np.where(reason == 0, OK, NO_RESULT).astype(np.int8)
+            code[list(failed)] = FAILED
+            values = {m.name: np.asarray(outputs[m.name], dtype=np.float64) for m in self.metrics}
+            values.update(reason=reason, status=code, seed=np.asarray(seeds, dtype=np.uint64))
+            entries.append(journal.Entry(tuple(cell), int(start), values))
+            self._seconds[cell] += seconds
+            self._seconds_due.append(cell)
+        record = journal.encode(entries, self._order)
+        journal.append(self._journal, record, fault_point)
+        fault_point()
+        for e in entries:
+            self._status[e.cell + (slice(e.start, e.start + e.n),)] = e.values["status"]
+        self._staged += entries
+        self._staged_bytes += len(record)
+        seconds = self._seconds_writes(now=False)
+        if seconds:
+            _write_round(self._files, seconds)
+        if self._staged_bytes >= journal.COMPACT_BYTES:
+            self.compact()
+
+    def compact(self, drop: list[tuple[tuple[int, ...], int, int]] = ()) -> None:
+        """Write the journal's batches into the arrays' files, status last, then remove the
+        journal; ``drop`` (cell, start, stop) ranges are made 'not run' (their chunks removed).
+
+        Killed at any instant, the journal is still there and the next Writer does it again.
         """
         data: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         status: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         seeds_at: list[tuple[int, ...]] = []
-        for cell, start, seeds, outputs, failed, seconds in batches:
-            where = cell + (slice(start, start + len(seeds)),)
-            data += [(self.arrays[m.name], where, np.asarray(outputs[m.name])) for m in self.metrics]
-            reason = np.asarray(outputs["reason"], dtype=np.int8)
-            data.append((self.reason, where, reason))
-            seed_where = self._indep(cell) + (slice(start, start + len(seeds)),)
-            if not np.array_equal(self._seeds[seed_where], seeds):  # not the spec's seeds (a test's own)
-                self._seeds[seed_where] = seeds
+        for e in _coalesced(self._staged):
+            where = e.cell + (slice(e.start, e.start + e.n),)
+            data += [(self.arrays[m.name], where, e.values[m.name]) for m in self.metrics]
+            data.append((self.reason, where, e.values["reason"]))
+            status.append((self.status, where, e.values["status"]))
+            seed_where = self._indep(e.cell) + (slice(e.start, e.start + e.n),)
+            if not np.array_equal(self._seeds[seed_where], e.values["seed"]):  # not the spec's seeds (a test's own)
+                self._seeds[seed_where] = e.values["seed"]
                 seeds_at.append(seed_where)
-            self._seconds[cell] += seconds
-            self._seconds_due.append(cell)
-            code = np.where(reason == 0, OK, NO_RESULT).astype(np.int8)
-            code[list(failed)] = FAILED
-            status.append((self.status, where, code))
+        if drop:  # a dropped range is rewritten even where no batch writes: its chunks must go
+            for cell, start, stop in drop:
+                where = tuple(cell) + (slice(start, stop),)
+                data += [(a, where, np.full((stop - start, *a.shape[len(where):]), np.nan))
+                         for a in self.arrays.values()]
+                data.append((self.reason, where, np.zeros(stop - start, np.int8)))
+                status.append((self.status, where, np.zeros(stop - start, np.int8)))
+                self._status[where] = NOT_RUN
         data += _whole_chunks(self.seed, self._seeds, seeds_at)
-        data += self._seconds_writes(now=False)
-        _write_round(self._files, data)
-        fault_point()
-        _write_round(self._files, status)
-        fault_point()
+        if data or status:
+            _write_round(self._files, data, list(drop))
+            fault_point()
+            _write_round(self._files, status, list(drop))
+            fault_point()
+        self._journal.unlink(missing_ok=True)
+        self._staged, self._staged_bytes = [], 0
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""

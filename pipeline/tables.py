@@ -1,7 +1,9 @@
 """Tables of mean ± CI half-width from a store: selection, pairing, pivoting, formats."""
 from __future__ import annotations
 
+import itertools
 import json
+import textwrap
 from typing import Any, Iterable
 
 import numpy as np
@@ -98,7 +100,60 @@ def wide_frame(long: pd.DataFrame, by: str | None = None, expected: int | None =
     return table.reset_index() if keys or by else table
 
 
-def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
+def fitted_text(part: pd.DataFrame, expected: int | None, columns: int) -> str:
+    """``part`` as text that fits ``columns``: metrics as columns when they fit, else metrics as
+    rows with the values of the dimension that has the fewest as columns, wrapped into blocks
+    of columns (pandas' line width) when even those are too many."""
+    table = wide_frame(part, None, expected)
+    text = table.to_string(index=False)
+    if max(map(len, text.splitlines())) <= columns:
+        return text
+    keys = [c for c in part.columns if c not in stats.PAIRED_STATS and c != "metric"]
+    if keys:
+        by = min(keys, key=lambda k: part[k].nunique())
+        table = wide_frame(part, by, expected)
+        row_keys = ["metric"] + [k for k in keys if k != by]
+    else:  # a single cell: one row per metric
+        table = table.T.reset_index()
+        table.columns = ["metric", "mean ± CI"]
+        row_keys = ["metric"]
+    return "\n\n".join(_left(table[row_keys + block]).to_string(index=False)
+                        for block in _column_blocks(table, row_keys, columns))
+
+
+def _text_width(series: pd.Series, name: str) -> int:
+    return max([len(str(name))] + [len(str(v)) for v in series]) + 1
+
+
+def _column_blocks(table: pd.DataFrame, row_keys: list[str], columns: int) -> list[list[str]]:
+    """The value columns of ``table`` packed in order into blocks that fit ``columns`` beside
+    the row keys (each block at least one column)."""
+    base = sum(_text_width(table[k], k) for k in row_keys)
+    blocks: list[list[str]] = [[]]
+    used = base
+    for c in [c for c in table.columns if c not in row_keys]:
+        w = _text_width(table[c], c)
+        if blocks[-1] and used + w > columns:
+            blocks.append([])
+            used = base
+        blocks[-1].append(c)
+        used += w
+    return blocks
+
+
+def _left(table: pd.DataFrame) -> pd.DataFrame:
+    """Row-key text columns left-aligned (names read better so), values as pandas aligns them."""
+    out = table.copy()
+    for c in out.columns[:1]:
+        width = max(len(str(c)), *(len(str(v)) for v in out[c]))
+        out[c] = [str(v).ljust(width) for v in out[c]]
+        out = out.rename(columns={c: str(c).ljust(width)})
+    return out
+
+
+def render(result: xr.Dataset, fmt: str = "text", by: str | None = None, columns: int | None = None) -> str:
+    """The table as text, csv, markdown or json. A text table is laid out to fit ``columns``
+    characters (:func:`fitted_text`) unless ``by`` is given or ``columns`` is None."""
     if fmt not in FORMATS:
         raise QueryError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
     long = long_frame(result)
@@ -109,17 +164,27 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None) -> str:
     # [n=K] in the text table; markdown stays cell for cell what the HTML report shows (which
     # has its own n column), csv and json carry n as a column
     expected = result.attrs.get("replications") if fmt == "text" else None
+    if fmt == "text" and columns and not by:
+        texts = [fitted_text(part, expected, columns) for part in _same_dims(long)]
+        return "\n".join(textwrap.wrap(_header(result, expected, "[n=" in "".join(texts)), columns)) + "\n" \
+            + "\n\n".join(texts)
     tables = [wide_frame(part, by, expected) for part in _same_dims(long)]
     if fmt == "markdown":
         return "\n\n".join(_markdown(t) for t in tables)
+    header = _header(result, expected, "[n=" in "".join(t.to_string() for t in tables))
+    return header + "\n" + "\n\n".join(t.to_string(index=False) for t in tables)
+
+
+def _header(result: xr.Dataset, expected: int | None, short_cells: bool) -> str:
+    """What the numbers of a text table are."""
     header = f"mean ± {result.attrs.get('level', 0.95):.0%} CI half-width"
     if "paired" in result.attrs:
         header += f", paired difference against {result.attrs['paired']} (relative change in brackets)"
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
-    if expected and "[n=" in "".join(t.to_string() for t in tables):
+    if expected and short_cells:
         header += f"; [n=K]: the cell holds K of the spec's {expected} replications (see schedsweep show)"
-    return header + "\n" + "\n\n".join(t.to_string(index=False) for t in tables)
+    return header
 
 
 def _same_dims(long: pd.DataFrame) -> list[pd.DataFrame]:
@@ -143,8 +208,42 @@ def _markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+NOT_NEEDED = "not needed (auto: the cell stopped)"
+
+
 def completeness(ds: xr.Dataset) -> dict[str, Any]:
-    from .store import STATUS_LABELS
+    """Replications per status label. Under ``replications = "auto"`` the replications a
+    stopped cell never needed are counted apart, not as "not run" (nothing is left to do)."""
+    from .store import NOT_RUN, STATUS_LABELS
 
     status = ds["status"].values
-    return {label: int((status == code).sum()) for code, label in STATUS_LABELS.items()}
+    counts = {label: int((status == code).sum()) for code, label in STATUS_LABELS.items()}
+    auto = ds.attrs.get("auto")
+    if auto:
+        stopped = np.asarray(auto.get("done", auto.get("met")), dtype=bool)
+        if stopped.shape == status.shape[:-1]:
+            needless = int(((status == NOT_RUN) & stopped[..., None]).sum())
+            counts[STATUS_LABELS[NOT_RUN]] -= needless
+            counts[NOT_NEEDED] = needless
+    return counts
+
+
+def auto_lines(ds: Any) -> list[str]:
+    """What replications = "auto" did, per cell: replications run, precision reached, met."""
+    auto = ds.attrs.get("auto")
+    if not auto:
+        return []
+    run = np.asarray(auto["replications_run"]).ravel()
+    reached = np.array([np.nan if v is None else v for v in auto["precision_reached"]], float)
+    met = np.asarray(auto["met"]).ravel()
+    dims = [d for d in ds.attrs.get("dims", [])]
+    lines = [f"auto:        target relative precision {auto['precision']:g} of {auto['metric']}: "
+             f"{int(met.sum())} of {met.size} cells met it; replications run {int(run.min())}-{int(run.max())} "
+             f"of at most {auto['max_replications']}"]
+    if dims and met.size <= 60:
+        values = [[v.item() if hasattr(v, 'item') else v for v in ds[d].values] for d in dims]
+        for k, combo in enumerate(itertools.product(*values)):
+            where = ", ".join(f"{d}={v}" for d, v in zip(dims, combo))
+            lines.append(f"    {where}: {run[k]} replications, precision {reached[k]:.3g}"
+                         f" {'met' if met[k] else 'NOT met'}")
+    return lines

@@ -23,7 +23,7 @@ import numpy as np
 from schedsweep import workloads
 from schedsweep.workloads._contract import empty_outputs
 
-from . import child
+from . import child, subtasks
 
 FAILURE_KINDS = ("error", "timeout", "crashed")
 # A batch's replications are re-run alone after it timed out; once this many in a row time
@@ -99,7 +99,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     try:
         # Imports (numba, the model) are not the batch's time: a fresh child loads them first.
         child.call_once(load, workload, timeout=child.START_TIMEOUT)
-        return child.call(run_replications, workload, params, seeds, timeout=timeout)
+        return _call_replications(workload, params, seeds, timeout)
     except (child.ChildTimeout, child.ChildDied) as exc:
         whole = exc
     n = len(seeds)
@@ -115,7 +115,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
             continue
         try:
             child.call_once(load, workload, timeout=child.START_TIMEOUT)
-            one = child.call(run_replications, workload, params, seeds[k:k + 1], timeout=timeout)
+            one = _call_replications(workload, params, seeds[k:k + 1], timeout)
         except (child.ChildTimeout, child.ChildDied) as exc:
             failed[k] = _fault(exc, f"; its batch of {n} had {_what(whole)} first")
             in_a_row = in_a_row + 1 if isinstance(exc, child.ChildTimeout) else 0
@@ -126,6 +126,17 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
         if 0 in one["failed"]:
             failed[k] = one["failed"][0]
     return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
+
+
+def _call_replications(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float) -> dict[str, Any]:
+    """:func:`run_replications` in this thread's child process. A workload that submits tasks to
+    the sweep's Dask cluster (:mod:`pipeline.subtasks`) gets the cluster's address, and this
+    task gives its worker slot back while the child drives them."""
+    cluster = subtasks.worker_cluster() if subtasks.uses_cluster(workloads.get(workload), params) else None
+    if cluster is None:
+        return child.call(run_replications, workload, params, seeds, timeout=timeout)
+    with subtasks.seceded():
+        return child.call(subtasks.run_connected, cluster, workload, params, seeds, timeout=timeout)
 
 
 def _what(exc: Exception) -> str:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Install a single-node Slurm (Debian packages slurm-wlm and munge) if missing.
-# Idempotent: returns at once when slurmctld, slurmd, munged and sinfo are present.
+# Install Slurm (Debian packages slurm-wlm and munge, and iproute2 for slurm/multihost.sh) if
+# missing. Idempotent: returns at once when slurmctld, slurmd, munged, sinfo, ip and ss are present.
 # Quiet on success; prints apt's output on failure.
 set -euo pipefail
 
-need=(slurmctld slurmd sinfo munged)
+need=(slurmctld slurmd sinfo munged ip ss)   # ip, ss (iproute2): slurm/multihost.sh and its tests
 missing=0
 for b in "${need[@]}"; do
     command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] || missing=1
@@ -21,7 +21,7 @@ log=$(mktemp -t slurm-install.XXXXXX.log)
 apt_opts=(-o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 -y -q)
 export DEBIAN_FRONTEND=noninteractive
 if ! { apt-get "${apt_opts[@]}" update && \
-       apt-get "${apt_opts[@]}" install --no-install-recommends slurm-wlm munge; } >"$log" 2>&1; then
+       apt-get "${apt_opts[@]}" install --no-install-recommends slurm-wlm munge iproute2; } >"$log" 2>&1; then
     echo "slurm/install.sh: apt-get failed; its output:" >&2
     cat "$log" >&2
     exit 1

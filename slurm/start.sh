@@ -56,20 +56,8 @@ rm -rf "$SLURM_STATE_DIR"
 mkdir -p "$SLURM_STATE_DIR/ctld" "$SLURM_STATE_DIR/spool"
 touch "$SLURM_STATE_DIR/.schedsweep-slurm"
 
-# 3. munge: reuse a working munged, else start one as the munge user (as root it
-#    refuses: "Logfile is insecure").
-if ! (munge -n | unmunge) >/dev/null 2>&1; then
-    mkdir -p /run/munge /var/log/munge /var/lib/munge
-    chown munge:munge /run/munge /var/log/munge /var/lib/munge
-    chmod 0755 /run/munge
-    [ -s /etc/munge/munge.key ] || fail "/etc/munge/munge.key missing (reinstall munge)"
-    rm -f /run/munge/munged.pid
-    runuser -u munge -- /usr/sbin/munged >"$SLURM_STATE_DIR/munged.out" 2>&1 \
-        || { cat "$SLURM_STATE_DIR/munged.out" >&2; fail "munged did not start"; }
-    for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
-    cp /run/munge/munged.pid "$SLURM_STATE_DIR/munged.pid" || fail "munged wrote no pid file"
-    (munge -n | unmunge) >/dev/null 2>&1 || fail "munge credentials do not round-trip"
-fi
+# 3. munge: reuse a working munged, else start one (_common.sh).
+start_munged "$SLURM_STATE_DIR" || fail "munged did not start"
 
 # 4. slurm.conf for this host: the real memory less 10% (a --mem above RealMemory is
 #    rejected, RealMemory above the truth drains the node), more CPUs than cores.
@@ -83,28 +71,7 @@ cat >"$SLURM_OUR_CONF" <<CONF
 # Written by slurm/start.sh for a single-node test Slurm; do not edit (rewritten on start).
 ClusterName=schedsweep
 SlurmctldHost=$node(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-# pgid: with linuxproc, workers killed by scancel can escape and keep running.
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-# sacct -c reads this file; no slurmdbd needed.
-JobCompType=jobcomp/filetxt
-JobCompLoc=$SLURM_STATE_DIR/jobcomp.txt
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-# Advertise more CPUs than cores so several one-core worker jobs run at once.
-SlurmdParameters=config_overrides
-KillWait=5
-InactiveLimit=0
-StateSaveLocation=$SLURM_STATE_DIR/ctld
+$(conf_common "$SLURM_STATE_DIR")
 SlurmdSpoolDir=$SLURM_STATE_DIR/spool
 SlurmctldPidFile=$SLURM_STATE_DIR/slurmctld.pid
 SlurmdPidFile=$SLURM_STATE_DIR/slurmd.pid

@@ -53,7 +53,9 @@ fi
 
 stop_pid "$SLURM_STATE_DIR/slurmd.pid" slurmd
 stop_pid "$SLURM_STATE_DIR/slurmctld.pid" slurmctld
-if [ -f "$SLURM_STATE_DIR/munged.pid" ]; then
+if [ -f "$SLURM_STATE_DIR/munged.pid" ] && pid_alive "$SLURM_MULTIHOST_DIR/slurmctld.pid"; then
+    stop_or_hand_over_munged "$SLURM_STATE_DIR" "$SLURM_MULTIHOST_DIR"   # the multi-host Slurm uses it
+elif [ -f "$SLURM_STATE_DIR/munged.pid" ]; then
     stop_pid "$SLURM_STATE_DIR/munged.pid" munged
 fi
 if [ -f "$SLURM_STATE_DIR/linked-conf" ] && [ "$(readlink "$SLURM_SYS_CONF")" = "$SLURM_OUR_CONF" ]; then

@@ -1,5 +1,5 @@
 """Plain-Python oracle for the cyclic conflict-free search (workloads/cyclic/dp.py ``_feasible``):
-the counting version it replaced on 26 Nov (per alternative, how many chosen ones conflict with
+the counting version it replaced (per alternative, how many chosen ones conflict with
 it; per job, how many are left), tries counted the same way. The bitset kernel must make the
 same tries in the same order, so it returns the same ``(choice, found, complete)`` at any
 ``limit``, capped searches included."""

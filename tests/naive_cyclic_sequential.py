@@ -1,5 +1,5 @@
 """Plain-Python restatement of the sequential combination rule (``combination = "sequential"``),
-written from its description (issue 17 item 3 brief), not from ``workloads/cyclic/sequential.py``.
+written from the rule's description, not from the code of ``workloads/cyclic/sequential.py``.
 
 Jobs in priority order; job i with no alternative left is postponed (-1). Otherwise, over the
 jobs i..N that still have alternatives (only the alternatives left), every combination is

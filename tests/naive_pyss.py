@@ -18,7 +18,7 @@ Rules implemented (the spec's "Literature-compatible semantics (pyss)"):
   termination the waiting jobs, in queue order, are each moved to their earliest start
   (one pass), and jobs whose reservation is now start.
 
-Trace conversion as pyss does it: :func:`convert_pyss`.
+Trace conversion as pyss's source does it: :func:`convert_pyss`.
 """
 from __future__ import annotations
 
@@ -27,33 +27,31 @@ import heapq
 SUBMIT, TERMINATE, START = 0, 1, 2     # priority at equal times
 
 
-def convert_pyss(fields: list[list[float]]) -> list[tuple[int, float, float, int, float]]:
-    """SWF records (18 numbers each) -> jobs ``(id, submit, run, procs, estimate)``.
+def convert_pyss(fields: list[list[float]], machine: int) -> list[tuple[int, float, float, int, float]]:
+    """SWF records (18 numbers each) -> jobs ``(id, submit, run, procs, estimate)``, record
+    by record as pyss's ``_job_input_to_job`` (predictsim, ``simulation/pyss/src/base/prototype.py``)
+    does it on a machine of ``machine`` processors:
 
-    - processors: requested (field 8) if > 0, else allocated (field 5);
-    - a job that ran past its requested time (field 9) is cut at the request
-      (it is killed there); the estimate is the request;
-    - run time 0, or requested time -1, makes a 1 s job (estimate 1 s), with 1 processor
-      if its count is missing (both fields <= 0).
-    Jobs still without processors, or with run time < 0, are dropped.
-    Queue order: submit time, ties by job id.
+    - run time <= 0, allocated processors <= 0 or submit < 0: a 1 s job (estimate 1 s) on
+      max(1, allocated) processors, submitted at max(submit, 1);
+    - otherwise: estimate = int(max(requested time, run time, 1)),
+      run = int(max(min(requested time, run time), 1)), processors = allocated, clamped to
+      [1, machine];
+    - nothing is dropped (a malformed record larger than the machine could never start:
+      left out here, as ``swf.read`` does). Queue order: submit time, ties in file order.
     """
     jobs = []
     for f in fields:
-        jid, submit, run, alloc, req_procs, req_time = int(f[0]), f[1], f[3], int(f[4]), int(f[7]), f[8]
-        procs = req_procs if req_procs > 0 else alloc
-        if run == 0 or req_time == -1:
-            run, est = 1.0, 1.0
-            if procs <= 0:
-                procs = 1
+        jid, submit, run, alloc, req_time = int(f[0]), int(f[1]), f[3], int(f[4]), int(f[8])
+        if run <= 0 or alloc <= 0 or submit < 0:
+            job = (jid, float(max(submit, 1)), 1.0, max(1, alloc), 1.0)
         else:
-            est = req_time
-            if run > req_time:
-                run = req_time      # killed at its requested time
-        if procs <= 0 or run < 0 or est <= 0:
-            continue
-        jobs.append((jid, float(submit), float(run), procs, float(est)))
-    jobs.sort(key=lambda j: (j[1], j[0]))
+            est = int(max(req_time, run, 1))
+            actual = int(max(min(req_time, run), 1))
+            job = (jid, float(submit), float(actual), max(min(alloc, machine), 1), float(est))
+        if job[3] <= machine:
+            jobs.append(job)
+    jobs.sort(key=lambda j: j[1])      # stable: file order at equal submit times
     return jobs
 
 

@@ -1,4 +1,4 @@
-"""The client's per-task and per-sweep costs (issue 20 items 4 and 5): what the cheaper
+"""The client's per-task and per-sweep costs: what the cheaper
 paths rely on. The speed itself is measured in benchmarks/ (bench_tasks, bench_small);
 here we check the behaviour each shortcut must keep."""
 from __future__ import annotations

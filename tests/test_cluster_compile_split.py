@@ -1,4 +1,4 @@
-"""The cluster kernels compiled per queue policy (issue 20 item 1) give the schedules of
+"""The cluster kernels compiled per queue policy give the schedules of
 the code before the split, compile only what a cell selects, and cache each policy's loop
 on its own.
 

@@ -1,6 +1,6 @@
-"""The colouring bound tried for the conflict-free searches (``benchmarks/cyclic_clique.py``,
-issue 17 speed target; a measured experiment, not used by the workload): exact, so its
-measured tries and decisions (``benchmarks/bench_cyclic_clique.py``) compare like with like.
+"""The colouring bound tried for the conflict-free searches (``studies/cyclic_clique.py``,
+for the speed target; a measured experiment, not used by the workload): exact, so its
+measured tries and decisions (``studies/bench_cyclic_clique.py``) compare like with like.
 
 Also the nogood cache tried there (subproblems proved empty, with the level left, pruned when
 met again). Checked against brute force on small random calls: without either ``_coloured`` is
@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.cyclic_clique import _coloured
+from studies.cyclic_clique import _coloured
 from naive_cycdef import drawn_call, slot_call
 from schedsweep.workloads.cyclic.dp import _feasible
 

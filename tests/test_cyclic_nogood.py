@@ -1,5 +1,5 @@
 """The nogood cache of the feasibility search within the limit (``workloads/cyclic/dp.py``
-``_feasible``, ``NOGOOD_BITS``; issue 17, speed target): subproblems proved to have no
+``_feasible``, ``NOGOOD_BITS``; for the speed target): subproblems proved to have no
 combination are cut when met again with no more level left.
 
 Checked against brute force on small random calls: with the cache (any table size, collisions

@@ -1,5 +1,5 @@
 """The sequential combination rule with shared alternatives (``combination = "sequential"``,
-``workloads/cyclic/sequential.py``; issue 17 item 3).
+``workloads/cyclic/sequential.py``).
 
 - With no conflicts it is exactly the spec's DP (:func:`dp.choose` without ``conflict``): the same
   choice, flag and value, on random float quantities and values and resolutions.

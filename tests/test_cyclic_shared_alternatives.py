@@ -1,4 +1,4 @@
-"""Shared alternatives (issue 17 item 3): alternatives of different jobs may share slots and the
+"""Shared alternatives: alternatives of different jobs may share slots and the
 combination step keeps only conflict-free combinations (``cyclic.md`` CSS steps 1-2)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The combination step with shared alternatives made cheaper (issue 17, speed target of
+"""The combination step with shared alternatives made cheaper (for the speed target of
 ``benchmarks/README.md``; ``workloads/cyclic/dp.py``): the conflict-free search takes each job's
 alternatives in an order sorted once (same tries as before), and the search for a combination of
 every job, after ``ANY_PLAIN_LIMIT`` plain tries, starts again with dom/wdeg failure weights.
@@ -58,7 +58,7 @@ def test_weighted_search_finds_a_combination_iff_one_exists(sizes, data):
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.data(), st.sampled_from(sorted(STRATEGIES)))
 def test_choose_returns_the_documented_choice(sizes, data, strategy):
     """Optimum, tie rule, flag and postponed jobs exactly as documented (every search completes on
-    calls this small, so this is what the code before 26 Nov returned too)."""
+    calls this small, so this is what the search without failure weights returns too)."""
     from naive_cycdef import documented_choice
 
     offsets, time, cost, conflict = _instance(data, sizes)

@@ -1,4 +1,4 @@
-"""Why LPAS_DG's allocation does not depend on the failure rate (issue 17, System B finding).
+"""Why LPAS_DG's allocation does not depend on the failure rate (the System B finding).
 
 The spec's LP runs over the machines available now with mu = mu_nom * a_j. A
 "failure-adjusted" LP that also multiplied every machine's rate by its long-run up fraction

@@ -1,8 +1,8 @@
-"""Compilation of the ga kernels (issue 20 item 1): every kernel a run selects is served
+"""Compilation of the ga kernels: every kernel a run selects is served
 from numba's cache in a second process, and no kernel gets a second specialisation.
 
 The compile time itself is measured by ``python -m benchmarks.bench_compile``, not here.
-Each check runs in a child process so that the kernels this test session already holds in
+Each check runs in a child process so that the kernels this pytest process already holds in
 memory (and the signatures other tests gave them) cannot hide a compile.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ga kernels after the compile-structure changes of issue 20 item 1 (shared sorts,
+"""The ga kernels after the compile-structure changes (shared sorts,
 merged operators) give the schedules of the code before, bit for bit.
 
 Every non-timing metric (but those of the Python target rule) of 20 small cells: non-parallel

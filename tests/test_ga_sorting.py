@@ -1,4 +1,4 @@
-"""The ga kernels' own sorts (``workloads/ga/sorting.py``, issue 20 item 1) give numpy's
+"""The ga kernels' own sorts (``workloads/ga/sorting.py``) give numpy's
 results exactly, so replacing ``np.argsort``/``np.sort`` changed no schedule.
 
 - ``argsort`` equals ``np.argsort(kind="mergesort")`` (stable: equal keys keep their index

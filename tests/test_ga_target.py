@@ -1,4 +1,4 @@
-"""ga: time to solution against a fixed target quality (issue 17 item 5).
+"""ga: time to solution against a fixed target quality.
 
 The target of a period is the final best of one island with the same settings on the same
 problem; it must be the same for every island count P and isolation period I_m, the count

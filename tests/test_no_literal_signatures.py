@@ -1,8 +1,8 @@
-"""No kernel is compiled for a literal argument (issue 20 item 1, compile time).
+"""No kernel is compiled for a literal argument (compile time).
 
 A kernel called from another kernel with a constant (``f(0)``, ``r = -1`` before a loop, a
 module-level event code) is typed with ``Literal[int](0)`` and compiled for it as well as
-for int64: one more compilation of the callee per literal value. On 26 Nov that was 2-4
+for int64: one more compilation of the callee per literal value. Measured, that was 2-4
 CPU-s of the slot-selection and desktop-grid specs' cold compile (benchmarks/README.md,
 "cold compile"). Each case runs in a fresh process (the numba cache makes that cheap) so
 that it sees exactly the kernels its own calls compiled or loaded; every signature of

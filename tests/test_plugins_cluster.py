@@ -6,6 +6,8 @@ The bad plug-ins live in tests/plugins_bad.py (an importable module, as a user's
 would be)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -15,7 +17,7 @@ from schedsweep.workloads.cluster import plugin_kernel, simulator, swf
 from schedsweep.workloads.cluster.bookkeeping import CL_MASKS
 
 BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
-CTC = "/work/shared/traces/CTC-SP2-1996-3.1-cln.swf.gz"
+CTC = str(Path(__file__).resolve().parents[2] / "shared" / "traces" / "CTC-SP2-1996-3.1-cln.swf.gz")
 FIELDS = ("start", "end", "killed", "nodes_used", "min_speed", "alloc_ptr", "alloc_node", "alloc_k",
           "node_core_util", "node_mem_util", "node_disk_util")
 

@@ -1,4 +1,4 @@
-"""The cyclic VO-criterion plug-in point (issue 18): the four built-in strategies written as
+"""The cyclic VO-criterion plug-in point: the four built-in strategies written as
 plug-in criteria (with the matching ``vo_limit``) give the built-ins' cycles bit for bit, for
 CSS, FRSM with sub-batches and CSS+BF, disjoint or shared alternatives; each alternative is
 valued with its own job's budget; a criterion returning NaN fails the replication naming it,

@@ -1,4 +1,4 @@
-"""The desktop_grid dispatch plug-in point (issue 18): the built-in Gcµ and PST written as
+"""The desktop_grid dispatch plug-in point: the built-in Gcµ and PST written as
 plug-in rules give the built-in kernel's results bit for bit, events included; a rule's
 impossible choice fails the replication with a message naming the rule, the time, the
 machine and the choice, and in a sweep only that cell's replications fail."""

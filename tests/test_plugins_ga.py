@@ -1,4 +1,4 @@
-"""The GA objective plug-in point (issue 18): the default objective ``gmean`` written as a
+"""The GA objective plug-in point: the default objective ``gmean`` written as a
 plug-in runs the same search bit for bit (every island's best per generation, the final
 schedules, the counters); a plug-in returning NaN, in the initial population, in a later
 generation or for a baseline's schedule, fails the replication with a message naming it and

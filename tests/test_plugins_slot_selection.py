@@ -1,4 +1,4 @@
-"""The slot_selection window-criterion plug-in point (issue 18): ``min_cost`` written as a
+"""The slot_selection window-criterion plug-in point: ``min_cost`` written as a
 criterion gives the built-in's window bit for bit; any criterion picks the window a literal
 Python scan picks (the step's cheapest window containing the new slot, within budget, kept
 on a strict improvement of the criterion); a NaN criterion fails the replication naming

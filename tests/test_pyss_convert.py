@@ -1,11 +1,10 @@
-"""pyss's trace conversion (cluster.md, last section) on hand-built SWF lines, in
-``swf.read(conversion="pyss")`` and in the naive reference; plus the naive pyss
-schedule on a hand-derived case. The default conversion is checked unchanged."""
+"""The default (textbook) trace conversion on hand-built SWF lines, and the naive pyss
+schedule on hand-derived cases (pyss's conversion: tests/test_cluster_pyss_conversion.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from naive_pyss import convert_pyss, simulate_pyss
+from naive_pyss import simulate_pyss
 from schedsweep.workloads.cluster import swf
 
 
@@ -15,31 +14,21 @@ def _line(jid, submit, run, alloc, req_procs, req_time):
     return f
 
 
-# id submit run alloc req_procs req_time     expected pyss (run, procs, estimate)
+# id submit run alloc req_procs req_time
 LINES = [
-    _line(1, 0, 50, 4, 8, 100),     # requested procs (8) win over allocated (4): (50, 8, 100)
-    _line(2, 0, 150, 4, -1, 100),   # ran past its request: cut at 100, procs from field 5: (100, 4, 100)
-    _line(3, 5, 0, 2, 2, 100),      # run time 0 -> 1 s job: (1, 2, 1)
-    _line(4, 5, 30, -1, -1, -1),    # requested time -1 and no procs -> 1 s on 1 proc: (1, 1, 1)
-    _line(5, 6, -1, 2, 2, 100),     # run < 0 -> dropped
-    _line(6, 7, 20, -1, -1, 100),   # no processor count, not a 1 s job -> dropped
+    _line(1, 0, 50, 4, 8, 100),
+    _line(2, 0, 150, 4, -1, 100),
+    _line(3, 5, 0, 2, 2, 100),
+    _line(4, 5, 30, -1, -1, -1),
+    _line(5, 6, -1, 2, 2, 100),
+    _line(6, 7, 20, -1, -1, 100),
 ]
-EXPECTED = {1: (50.0, 8, 100.0), 2: (100.0, 4, 100.0), 3: (1.0, 2, 1.0), 4: (1.0, 1, 1.0)}
 
 
 def _write(tmp_path):
     p = tmp_path / "t.swf"
     p.write_text("; MaxProcs: 8\n" + "\n".join(" ".join(str(v) for v in f) for f in LINES) + "\n")
     return str(p)
-
-
-def test_pyss_conversion_hand_built(tmp_path):
-    t = swf.read(_write(tmp_path), conversion="pyss")
-    got = {int(i): (float(r), int(p), float(e)) for i, r, p, e in zip(t.job_id, t.run, t.procs, t.estimate)}
-    assert got == EXPECTED
-    assert t.dropped_invalid == 2
-    naive = {j[0]: (j[2], j[3], j[4]) for j in convert_pyss(LINES)}
-    assert naive == EXPECTED
 
 
 def test_textbook_conversion_unchanged(tmp_path):

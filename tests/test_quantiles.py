@@ -1,5 +1,5 @@
 """Per-replication percentiles of per-job quantities equal numpy's on the same replication's
-per-job records (issue 21 item 3)."""
+per-job records."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Per-job records and the Gantt chart (issue 21 item 3): a record is the replication the
+"""Per-job records and the Gantt chart: a record is the replication the
 sweep ran, recomputed from its seed; [record] keeps chosen ones in the store."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Several finished batches written as one group equal the same batches written one by one
-and the same batches written by zarr itself (issue 20 item 4): chunks shared by batches of
+and the same batches written by zarr itself: chunks shared by batches of
 one group, chunks filled in parts across groups, edge chunks, seeds shared between cells
 under common random numbers, and cell seconds accumulated across groups. A run killed
 between any two chunk files resumes to the uninterrupted result."""
@@ -99,7 +99,9 @@ def test_grouped_writes_equal_one_by_one_writes(tmp_path_factory, plan):
         writer.flush()
     a, b = _plain(pipeline.open_store(tmp / "one.zarr")), _plain(pipeline.open_store(tmp / "grouped.zarr"))
     xr.testing.assert_identical(a, b)
-    xr.testing.assert_identical(a, _plain(pipeline.open_store(tmp / "zarr.zarr")))
+    # zarr drops inner chunks that hold only NaN, which our check reads as missing data: the
+    # values are compared, not the shards' layout
+    xr.testing.assert_identical(a, _plain(pipeline.open_store(tmp / "zarr.zarr", verify=False)))
     assert (a["status"] != store_mod.NOT_RUN).all()  # every replication written, none lost to a shared chunk
     assert float(a["cell_seconds"].sum()) == 4 * 12 / 8
 
@@ -135,7 +137,9 @@ def test_kills_between_chunk_files_resume_to_the_uninterrupted_result(tmp_path, 
                                                   progress=False)))
     keep = ["mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status", "reason", "seed"]
     real = chunkfiles._atomic_write
-    for at in (1, 2, 5, 12, 31):  # the Nth chunk file of the run: data and status files of various batches
+    # The Nth file the run writes: the compaction of its journal writes the data shards
+    # (three metrics, reason), then the status shard, then the cell seconds.
+    for at in (1, 3, 4, 5, 6):
         store = tmp_path / f"k{at}.zarr"
 
         def run_killed_at_file(at=at, store=store):

@@ -1,6 +1,6 @@
 """How min_runtime and min_finish differ, and the tie rules they share (slots.md, "AEP scan").
 
-Issue 17 asked why MinRuntime and MinFinish cost the same on the TY experiment. These tests
+Why do MinRuntime and MinFinish cost the same on the TY experiment? These tests
 pin down the spec's semantics the answer rests on (benchmarks/calibration.md, slot selection):
 both run the same greedy at every step, so they can differ only when min_runtime finds a
 strictly shorter window at a later step; the best-so-far changes only on a strict

@@ -81,3 +81,19 @@ def test_shipped_profiles_load_and_make_the_job_script():
         assert line in script, line
     local = S.resolve_options(profile="local")  # a bare name finds slurm/local.yaml
     assert local.interface == "lo" and "--interface lo" in S.job_script(local)
+
+
+def test_workers_without_interface_listen_on_the_address_they_advertise():
+    """No interface: the job script gives each worker --host $(...), which the job's shell
+    turns into Dask's get_ip() of the node (the address a worker advertises); with one, none."""
+    import re
+    import subprocess
+
+    from distributed.utils import get_ip
+
+    line = S.job_script(S.resolve_options()).splitlines()[-1]
+    command = re.search(r"--host \$\((.+?')\)", line)   # the quoted python -c '...' inside $(...)
+    assert command, line
+    out = subprocess.run(["bash", "-c", f"echo $({command.group(1)})"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == get_ip()
+    assert "--host" not in S.job_script(S.resolve_options(profile="local")).splitlines()[-1]

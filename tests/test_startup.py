@@ -1,4 +1,4 @@
-"""Quick commands answer without the heavy imports (issue 20 item 7).
+"""Quick commands answer without the heavy imports.
 
 Speed itself is measured in benchmarks/; here we check the cause: which modules a command
 loads before it answers."""
@@ -38,7 +38,7 @@ def test_help_loads_neither_numba_nor_the_data_stack():
 
 WORKLOADS = workloads.names()
 #: What declaring a workload must not import: numba (so no kernel module, all of which import
-#: it: the regression of issue 20 item 7, 0.36 -> 0.55 s) and HiGHS (desktop_grid's LP).
+#: it: a regression measured at 0.36 -> 0.55 s) and HiGHS (desktop_grid's LP).
 KERNELS = ("numba", "llvmlite", "highspy")
 
 
@@ -134,9 +134,9 @@ def test_a_cold_cache_is_filled_by_one_pilot_before_the_others_start(tmp_path, w
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     run = [sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--workers", "2", "--no-progress", "--store"]
     first = subprocess.run(run + [str(tmp_path / "a.zarr")], capture_output=True, text=True, env=env, check=True)
-    assert "one worker compiles them first" in first.stderr
+    assert "compiling the mm1 kernels" in first.stderr and "one worker compiles, the others wait" in first.stderr
     second = subprocess.run(run + [str(tmp_path / "b.zarr")], capture_output=True, text=True, env=env, check=True)
-    assert "compiles them first" not in second.stderr
+    assert "compiling" not in second.stderr
     # A fresh process finds every kernel mm1 needs (in _lindley.py) in the cache: loads, does not compile.
     code = ("import json, numpy as np\nfrom schedsweep.workloads import _lindley, mm1\n"
             "mm1.run_batch({'arrival_rate': 0.5, 'service_rate': 1.0, 'customers': 300, 'warmup': 10},"

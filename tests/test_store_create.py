@@ -1,5 +1,6 @@
 """A store is created with zarr alone (no xarray in a sweep's client); its arrays, metadata
-and chunk bytes are those ``xarray.Dataset.to_zarr`` writes for the same variables."""
+and chunk bytes are those ``xarray.Dataset.to_zarr`` writes for the same variables (with
+the same shards and checksum codecs)."""
 from __future__ import annotations
 
 import json
@@ -53,8 +54,10 @@ def _with_xarray(path: Path, spec, module, chunk: int, attrs: dict) -> None:
 
     ds = xr.Dataset({k: (v.dims, values(v), v.attrs) for k, v in data.items()},
                     coords={k: (v.dims, values(v), v.attrs) for k, v in coords.items()},
-                    attrs=encode_attrs({**dataset_attrs(spec.workload), **attrs}))
-    encoding = {k: {"chunks": v.chunks} for k, v in data.items() if v.chunks}
+                    attrs={**encode_attrs({**dataset_attrs(spec.workload), **attrs}),
+                           "store_format": store_mod.STORE_FORMAT})
+    encoding = {k: {"compressors": store_mod.compressors(),
+                    **({"chunks": v.chunks, "shards": v.shards} if v.chunks else {})} for k, v in {**data, **coords}.items()}
     ds.to_zarr(path, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
     store_mod.consolidate(path)
 

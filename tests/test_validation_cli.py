@@ -1,4 +1,4 @@
-"""Issue 16, items 4 and 7: CLI options checked by argparse types (one line, exit 2), quiet exit
+"""CLI options checked by argparse types (one line, exit 2), quiet exit
 on a closed pipe, n per cell in tables, and run-time estimates of `schedsweep jobs` from a
 cached pilot."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16, item 6: the Slurm route exposes nothing by default. A SweepSLURMCluster is built
+"""The Slurm route exposes nothing by default. A SweepSLURMCluster is built
 here (its scheduler really starts and listens; no job is submitted) and the sockets this
 process opened are inspected: nothing on 0.0.0.0 or ::, the dashboard on loopback, the
 scheduler on TLS with a per-run certificate that is removed at close."""

@@ -1,4 +1,4 @@
-"""Issue 16, item 4: a fuzz of malformed sweep specs, every workload. Each one is refused through
+"""A fuzz of malformed sweep specs, every workload. Each one is refused through
 the CLI before anything runs: exit 2, exactly one line on stderr naming the file, the key (or
 parameter pair) and the value or reason, no traceback, no store."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16, item 4: a malformed SWF trace is found once, at validation, not inside every
+"""A malformed SWF trace is found once, at validation, not inside every
 replication: one line naming the spec, the trace file and (for a bad record) the line, exit 2.
 The parse made at validation is the one the replications reuse."""
 from __future__ import annotations

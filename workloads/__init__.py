@@ -4,6 +4,12 @@ and ``run_batch``; it is found by its name, no registration list to edit.
 """
 from __future__ import annotations
 
+if __name__ != "schedsweep.workloads":  # e.g. `import workloads` with a checkout's root on sys.path
+    # Under a second name, numba would cache kernels under that name too, and every later run
+    # of the installed package would fail to load them (ModuleNotFoundError from numba's cache).
+    raise ImportError(f"import schedsweep.workloads, not {__name__}: the folders of a schedsweep checkout are "
+                      "packages of schedsweep (pip install -e . or put the checkout's root on sys.path)")
+
 import importlib
 import pkgutil
 from types import ModuleType

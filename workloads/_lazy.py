@@ -2,7 +2,7 @@
 
 A workload's ``__init__`` declares PARAMS, METRICS, REASONS and PLUGINS; listing them
 (``schedsweep workloads``, the spec validation) must not import numba and every kernel
-module (issue 20 item 7). The functions and classes the package used to import from its
+module (so that they answer quickly). The functions and classes the package used to import from its
 kernel modules stay importable from it (``from schedsweep.workloads.cyclic import run_cycle``,
 ``cluster.simulate``): the module's ``__getattr__`` imports them on first use, and so do its
 submodules (``cluster.simulator`` without ``import ...cluster.simulator``).

@@ -44,11 +44,14 @@ from it import the module the same way (:func:`resolve`).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
 import os
 import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -267,9 +270,10 @@ def _compile(obj: Any, point: PluginPoint, path: str, file: str) -> Any:
                           f"the {point.param} point calls {point.call_form()}")
     cache = Path(file).resolve().is_relative_to(_OURS) if file else False
     try:
-        # error_model numpy: a division by zero gives inf/nan, it cannot raise (a cfunc
-        # cannot hand an exception to the kernel)
-        return numba.cfunc(sig, cache=cache, error_model="numpy")(py)
+        # error_model python: a division by zero raises, as in plain Python. A cfunc cannot
+        # hand the exception to the kernel: numba's wrapper writes it as "unraisable" and
+        # returns 0; :func:`fails_loudly` turns that into the replication's error.
+        return numba.cfunc(sig, cache=cache, error_model="python")(py)
     except Exception as exc:  # noqa: BLE001 - numba's typing error, made one line
         raise PluginError(f"{path} does not compile for the {point.param} point {point.call_form()}: "
                           f"{_numba_reason(exc)}") from None
@@ -306,3 +310,80 @@ def describe_point(point: PluginPoint) -> list[str]:
     if point.notes:
         out.append(f"  {point.notes}")
     return out
+
+
+# ------------------------------------------------------------------ errors a plug-in raises
+# A plug-in runs as a cfunc inside a kernel: when it raises (integer division by zero, an
+# index out of range, ``raise``), numba's C wrapper hands the exception to
+# ``sys.unraisablehook`` and returns 0 to the kernel, which goes on. :func:`raised_by`
+# records those exceptions while a workload runs and fails the call afterwards.
+_lock = threading.Lock()
+_recorders: dict[int, list] = {}        # thread id -> exceptions its plug-ins raised
+_previous_hook: Any = None
+
+
+def _record(unraisable: Any) -> None:
+    with _lock:
+        own = _recorders.get(threading.get_ident())
+        # a kernel's worker thread (numba parallel) has no recorder: every running call gets it
+        targets = [own] if own is not None else list(_recorders.values())
+    if not targets:
+        (_previous_hook or sys.__unraisablehook__)(unraisable)
+        return
+    for rec in targets:
+        rec.append((unraisable.exc_type, unraisable.exc_value))
+
+
+@contextlib.contextmanager
+def raised_by(names: list[str]) -> Iterator[None]:
+    """Raise :class:`PluginError` at the end of the block if a plug-in raised inside it.
+
+    ``names`` says who could have raised (e.g. ``"queue plug-in pkg.mod:f"``; the wrapper
+    does not say which cfunc raised). The first exception is named, with the count; an
+    error the kernel raised after it (it went on with a 0 from the plug-in) is replaced by it.
+    """
+    global _previous_hook
+    rec: list = []
+    with _lock:
+        if not _recorders:
+            _previous_hook, sys.unraisablehook = sys.unraisablehook, _record
+        _recorders[threading.get_ident()] = rec
+    try:
+        try:
+            yield
+        except Exception as exc:
+            if rec:
+                raise PluginError(_raised_message(names, rec)) from exc
+            raise
+        if rec:
+            raise PluginError(_raised_message(names, rec))
+    finally:
+        with _lock:
+            del _recorders[threading.get_ident()]
+            if not _recorders:
+                sys.unraisablehook, _previous_hook = _previous_hook, None
+
+
+def _raised_message(names: list[str], rec: list) -> str:
+    exc_type, exc_value = rec[0]
+    who = " or ".join(names) if names else "a plug-in"
+    more = f" (and {len(rec) - 1} more exceptions in the same run)" if len(rec) > 1 else ""
+    return f"{who} raised {exc_type.__name__}: {_one_line(exc_value)}{more}"
+
+
+def fails_loudly(run_batch: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a workload's ``run_batch``: when a parameter names a plug-in and the plug-in
+    raises, the call fails with :class:`PluginError` naming it (the pipeline then records
+    the replication as failed, with the message, and the sweep goes on)."""
+
+    @functools.wraps(run_batch)
+    def run(params: Mapping[str, Any], seeds: Any) -> Any:
+        points = getattr(sys.modules[run_batch.__module__], "PLUGINS", ())
+        named = [f"{pt.param} plug-in {params[pt.param]}" for pt in points
+                 if isinstance(params.get(pt.param), str) and is_plugin_path(params[pt.param])]
+        if not named:
+            return run_batch(params, seeds)
+        with raised_by(named):
+            return run_batch(params, seeds)
+
+    return run

@@ -3,7 +3,7 @@ cover every queue policy, both ways a job's nodes are taken (by count, chosen), 
 and heterogeneous speeds, without and with the packet network.
 
 The stored file was written by the code before the event loops were split by queue
-policy (commit adfe981, 26 Nov): ``tests/test_cluster_compile_split.py`` checks that the
+policy (commit adfe981): ``tests/test_cluster_compile_split.py`` checks that the
 split code gives the same values, bit for bit. Run from the repository root:
 
     python -m tests.golden.cluster_split

@@ -3,7 +3,7 @@ kernel of the GA: non-parallel and parallel jobs, with and without dependencies 
 paths and the general ones), every built-in objective, both dockings, one and two islands,
 and the FCFS and Backfill baselines (the initial populations of the GA, too).
 
-The stored file was written by the code before the compile-structure change of 26 Nov
+The stored file was written by the code before the compile-structure change
 (main at c9e7ab0): ``tests/test_ga_kernels_golden.py`` checks that the kernels give the
 same values, bit for bit. Metrics that depend on the time-to-solution target rule (chosen
 in Python, not by the kernels) are left out. Run from the repository root:

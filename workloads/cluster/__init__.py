@@ -56,6 +56,7 @@ import numpy as np
 
 from .._contract import Param, empty_outputs, is_plugin_path, substream_seeds, substreams
 from .._lazy import handed_on
+from .._plugins import fails_loudly
 from . import lublin, swf
 from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS
 from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
@@ -396,6 +397,7 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
             "resource": node, "size": size, "status": status[job]}
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     if _with_defaults(params)["network"] != "none":
         from . import netsched

@@ -95,7 +95,8 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     """Parse ``path`` (.swf or .swf.gz) with the field rules of this module.
 
     ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
-    ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`);
+    ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`: nothing is
+    dropped, except a malformed record whose processor count exceeds the machine);
     ``conversion = "walltime"`` is the default rules with estimate = requested time
     (field 9) where it is > 0 (``kill_at_estimate``: the kernel kills a job whose run time
     exceeds it, at start + estimate), else max(run time, 1 s).
@@ -107,9 +108,9 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     job_id = data[:, 0].astype(np.int64)
     submit = data[:, 1]
     if conversion == "pyss":
-        run, procs, est = pyss_fields(data)
-        cut = data[:, 3] > run
-        valid = (run >= 0) & (procs > 0) & (est > 0)
+        submit, run, procs, est = pyss_fields(data, m)
+        cut = data[:, 3] > run           # run time shortened (cut at the request)
+        valid = np.ones(data.shape[0], bool)
     elif conversion == "textbook":
         run = data[:, 3]
         procs = data[:, 4].astype(np.int64)
@@ -128,29 +129,41 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     keep = valid & ~too_large
     if conversion != "pyss":
         cut = np.zeros(data.shape[0], bool)
-    order = np.lexsort((job_id[keep], submit[keep]))
+    # pyss's event queue breaks ties of submit time by creation order, i.e. file order
+    order = np.argsort(submit[keep], kind="stable") if conversion == "pyss" else np.lexsort((job_id[keep], submit[keep]))
     return Trace(path=path, max_procs=int(m), job_id=job_id[keep][order], submit=submit[keep][order],
                  run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
                  dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()),
                  cut=cut[keep][order])
 
 
-def pyss_fields(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """pyss's trace conversion of SWF records ``(n, 18)``: run time, processors, estimate.
+def pyss_fields(data: np.ndarray, max_procs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """pyss's trace conversion of SWF records ``(n, 18)``: submit, run time, processors, estimate.
 
-    Processors = requested (field 8) if > 0, else allocated (field 5). Estimate = requested
-    time (field 9); a job that ran past it is cut at the request (killed there). A job with
-    run time 0, or requested time -1, becomes a 1 s job with a 1 s estimate, on 1 processor
-    if both processor fields are missing. The caller drops run < 0, procs <= 0, estimate <= 0.
+    From pyss's own source, ``_job_input_to_job`` in ``simulation/pyss/src/base/prototype.py``
+    of the predictsim repository (the pyss the spec cites; its ``run_simulator.py`` feeds
+    every data line of the trace through it, after ``workload_parser.parse_lines``, which
+    skips only comments and blank lines), 1-based SWF field numbers:
+
+    - a record with run time (4) <= 0, allocated processors (5) <= 0 or submit time (2) < 0
+      becomes a 1 s job with a 1 s estimate, on max(1, field 5) processors, submitted at
+      max(field 2, 1);
+    - every other record: estimate = int(max(requested time (9), run time, 1)),
+      run time = int(max(min(requested time, run time), 1)), processors = field 5 clamped
+      to [1, machine size]. So a job that ran past its request runs until its request (it
+      is cut there) but keeps its real run time as its estimate, and a job without a
+      requested time (-1) runs 1 s with its real run time as its estimate;
+    - the requested processors (field 8) are never read; no record is dropped.
+
+    ``int`` truncates toward zero (``np.trunc`` here). The caller orders the jobs as pyss's
+    event queue does: by submit time, ties in file order.
     """
-    run, req_time = data[:, 3].copy(), data[:, 8].copy()
-    procs = data[:, 7].astype(np.int64)
-    procs = np.where(procs <= 0, data[:, 4].astype(np.int64), procs)
-    one_second = (run == 0) | (req_time == -1)
-    est = np.where(one_second, 1.0, req_time)
-    run = np.where(one_second, 1.0, np.minimum(run, req_time))
-    procs = np.where(one_second & (procs <= 0), 1, procs)
-    return run, procs, est
+    submit, run, alloc, req = data[:, 1], data[:, 3], data[:, 4], data[:, 8]
+    bad = (run <= 0) | (alloc <= 0) | (submit < 0)
+    est = np.where(bad, 1.0, np.trunc(np.maximum(np.maximum(req, run), 1.0)))
+    run_out = np.where(bad, 1.0, np.trunc(np.maximum(np.minimum(req, run), 1.0)))
+    procs = np.where(bad, np.maximum(alloc, 1), np.clip(alloc, 1, max_procs)).astype(np.int64)
+    return np.where(bad, np.maximum(submit, 1.0), submit), run_out, procs, est
 
 
 @lru_cache(maxsize=8)

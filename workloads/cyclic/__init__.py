@@ -17,29 +17,30 @@ metrics are means over the jobs scheduled in the cycle (:mod:`.metrics`).
 Random streams of a replication, in this order: environment; batch (``n_i``, ``T_i``,
 ``m_i``); user criteria; runtime factors ``rho_i`` — all spawned and drawn in every method.
 
-``shared_alternatives`` (issue 17 item 3): alternatives of different jobs may share slots;
+``shared_alternatives``: alternatives of different jobs may share slots;
 the combination step keeps conflict-free combinations: a feasibility search with forward
 checking, then an exact branch and bound from its combination (:mod:`.dp`, bounded by
 ``SEARCH_LIMIT``); with ``shared_retry`` a job whose alternatives all conflict searches once
 more on the slots left (:mod:`.frsm`). ``combination = "sequential"`` replaces the search by the
 sequential rule (:mod:`.sequential`, our rule: jobs in priority order, each takes the spec's DP
 choice over the jobs left and their alternatives not conflicting with those already chosen, under
-the limit left; the plain DP when nothing conflicts; no search, so no caps). Measured 26 Nov
+the limit left; the plain DP when nothing conflicts; no search, so no caps). Measured
 (``benchmarks/calibration.md``, "The sequential combination rule against the search"): CSS
 5000-cycle point 28-40 s against 247-345 s for the search (target < 10 s not met either way),
 but Tables 1 + 2 distance 57.1% against 17.3% (FRSM cycles fail 0.08-0.16 against 0.02-0.035):
 the default stays ``search``.
 
-Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
+Calibrated defaults (``benchmarks/calibration.md``): chosen against
 T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
 ``shared_alternatives`` False -> True (with ``shared_retry``), ``max_alternatives`` 10 -> 13,
 ``n_i`` on 1..5 -> 2..8, ``T_i`` on [50, 150] -> [60, 160], ``m_i`` on [-0.2, 0.6] -> [0.2, 0.6],
 ``price_exponent`` 1.0 -> 1.1 (the slot-selection calibration's value). The disjoint model stays
 one setting away (:data:`DISJOINT_MODEL`: ``shared_alternatives = false`` and the values before).
 The Figs. 3-8 specs were re-measured under the new defaults: cyclic-subbatches and
-cyclic-css-bf-split have re-chosen load levels, cyclic-nodes pins the disjoint model (its 6 nodes
-cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults (calibration.md). A
-shared-alternatives cycle costs far more CPU than a disjoint one (26 Nov, 24 nodes, 20 jobs,
+cyclic-css-bf-split have re-chosen load levels, cyclic-nodes runs the defaults with n_i up to 6 at
+its 6-node point (6 nodes cannot host n_i up to 8), cyclic-planned-vs-actual runs the defaults
+(calibration.md). A
+shared-alternatives cycle costs far more CPU than a disjoint one (24 nodes, 20 jobs,
 load 12-13: CSS 70 ms, FRSM 25 ms, against about 1-2 ms disjoint; ``benchmarks/bench_cyclic.py``),
 nearly all of it the conflict-free combination search (:mod:`.dp`). The combination strategy stays min_time (source, eq. 11); the Table 1
 spec keeps min_cost (a tie with min_time under shared alternatives). Distance: the mean error
@@ -48,8 +49,8 @@ except a cycle failure rate's, |ours - published| / 0.025 (published 0 ... 0.025
 difference means nothing there; so a setting that fails many cycles cannot look near). At 200
 replications a cell: 76.2% (defaults before) -> 19.1% (now) (Table 1 alone 33.8% -> 15.2%; Table 2
 busy time, utilisation and income 66.3% -> 11.0%; failure rate at c = 6: 0.135 -> 0.025,
-published 0.013). Re-measured with the reordered conflict-free search (:mod:`.dp`, 26 Nov):
-17.4%, 6 of 6 claims holding; with its weighted search of every job (26 Nov, later): 17.3%,
+published 0.013). Re-measured with the reordered conflict-free search (:mod:`.dp`):
+17.4%, 6 of 6 claims holding; with its weighted search of every job (the current code): 17.3%,
 6 of 6. Command::
 
     python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.toml jobs/cyclic-owner-price.toml --absolute failure=0.025 --replications 200 --workers 1
@@ -73,6 +74,7 @@ import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs
 from .._lazy import handed_on
+from .._plugins import fails_loudly
 from ..environment import ENVIRONMENT_PARAMS
 from .batch import CRITERION_NAMES
 from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS
@@ -84,7 +86,7 @@ __getattr__ = handed_on(__name__, {"run_cycle": ".cycle", "cycle_metrics": ".met
 
 __all__ = ["METRICS", "PARAMS", "PLUGINS", "REASONS", "check_params", "job_records", "run_batch", "run_cycle"]
 
-#: The calibrated defaults (issue 17 item 2), for the Param descriptions (module docstring).
+#: The calibrated defaults, for the Param descriptions (module docstring).
 _CAL = ("default calibrated on T14 Tables 1-2 (before: {before}; jobs/cyclic-frsm-vs-css.toml, "
         "cyclic-owner-price.toml; distance 76.2% -> 19.1%, failure rate included, benchmarks/calibration.md)")
 #: The disjoint model's values (the defaults before the calibration), for specs that pin it.
@@ -229,6 +231,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     return errors
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     from .cycle import run_cycle
     from .metrics import cycle_metrics

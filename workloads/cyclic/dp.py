@@ -36,14 +36,14 @@ took most of a cycle's time) and jobs in priority order take their least-quantit
 conflicting with none taken before, a job with none left postponed (choice -1) *(our rule)*.
 When no conflict-free combination meets the limit (flagged), the one of every job found first
 is taken (the analogue of the DP's "smallest-quantity alternative of each job, flagged").
-Order changed 26 Nov (issue 17): the search of every job used to run only after a flagged
-search within the limit, with alternatives by smallest quantity. On 80 recorded calibrated
+Why this order: against running the search of every job only after a flagged
+search within the limit, with alternatives by smallest quantity, on 80 recorded calibrated
 cycles (40 CSS min_time, 40 FRSM min_cost) the new order chose the same combination in 72,
 flagged the same 26, postponed 119 jobs instead of 123 (the fewest-conflicts order finds
 combinations the old order missed within ``FEASIBLE_LIMIT``), and took 8.1 instead of
 18.7 CPU-s (same load); every unflagged combination is the same.
 
-Made cheaper again 26 Nov (issue 17, speed target; ``benchmarks/calibration.md``, "The
+Made cheaper for the speed target (``benchmarks/calibration.md``, "The
 combination step with shared alternatives: where the time goes"): :func:`_feasible` takes each
 job's alternatives in an order sorted once per call instead of sorting at every depth (the same
 tries in the same order, so the same results; 1.5x faster), and the search of every job runs
@@ -64,7 +64,7 @@ calls): see ``benchmarks/cyclic.md``; every call of the calibrated setting runs
 10^5-10^7 search tries whatever the order, and an exact MIP (HiGHS, clique constraints per node
 and time) takes seconds per call, so the < 10 s target per 5000-cycle point stays out of reach.
 
-Nogood cache, 26 Nov (issue 17, speed target; ``benchmarks/calibration.md``, "Tried: a max-clique
+Nogood cache, for the speed target (``benchmarks/calibration.md``, "Tried: a max-clique
 colouring bound and a nogood cache"): the feasibility search within the limit records each
 subproblem it proves empty (the open jobs' candidates, with the level left) and cuts it when met
 again with no more level left (:func:`_feasible` ``memo_bits``; ``NOGOOD_BITS``, ``NOGOOD_DEPTH``
@@ -168,7 +168,7 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J, limit, start=None):
 
     Bound: the DP table of the suffix without conflicts, ``tab[i, h]`` = best sign * v of jobs
     i.. with total level <= h (a relaxation, so the search stays exact). Stored on the band of
-    levels the search can read (26 Nov: the same values, 2-4x cheaper; building the full table
+    levels the search can read (measured: the same values, 2-4x cheaper; building the full table
     had been most of the branch and bound's time at B* ~ 24 000 levels).
     """
     sign = 1.0 if maximize else -1.0          # maximise sign * v
@@ -313,14 +313,14 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
     try leaves that job without an alternative (the first such job in priority order); the next
     job is then the one with the fewest alternatives left per weight (ties: priority order).
     Jobs that keep failing are taken early, which shortens the proofs that nothing exists and
-    finds combinations sooner on the hard calls (26 Nov, issue 17); still a complete search.
+    finds combinations sooner on the hard calls; still a complete search.
 
     Sets as bitsets (uint64 words): each job's alternatives, each alternative's conflicts, and
     per depth the conflicts of the choices above it; a choice is undone by going back a depth.
-    Same tries in the same order as the counting version it replaced (26 Nov; identical results
+    Same tries in the same order as the counting version it replaced (identical results
     on 160 recorded calls, capped ones included, 1.5x faster).
 
-    Nogood cache (``memo_bits`` > 0; 26 Nov, issue 17): the subproblem left at a depth is the set
+    Nogood cache (``memo_bits`` > 0): the subproblem left at a depth is the set
     of the open jobs' candidates (forward checking keeps one for each open job, so the set names
     the open jobs too); when the search proves one has no combination, it is recorded with the
     level left, and met again with no more level left it is cut at once. Direct-mapped by hash
@@ -549,7 +549,7 @@ ANY_LIMIT = 1_000_000
 #: the failure weights it cut fewer tries there than it cost (benchmarks/calibration.md)
 NOGOOD_BITS = 14
 NOGOOD_DEPTH = 12
-#: that search first runs this many tries unweighted (the order before 26 Nov), then starts again
+#: that search first runs this many tries unweighted (the plain order, as without weights), then starts again
 #: weighted (:func:`_feasible`, dom/wdeg) up to ``ANY_LIMIT`` (our rule)
 ANY_PLAIN_LIMIT = 10_000
 

@@ -1,6 +1,6 @@
 """The sequential combination rule with shared alternatives (``combination = "sequential"``).
 
-*(our rule; issue 17 item 3, in the issue's own words "a chosen alternative removes the slots it
+*(our rule, defined as "a chosen alternative removes the slots it
 uses from the others")*: with shared alternatives the combination step (``cyclic.md`` CSS step 2)
 is no longer separable by jobs. Instead of a search over conflict-free combinations
 (:func:`.dp.choose`, ``combination = "search"``), the jobs take their alternatives one by one in

@@ -18,7 +18,7 @@ mean of machine j's chain (source, for the LP); the true level only drives the w
 The LP is solved before the kernel runs, once per distinct (available set, estimates) key
 of the precomputed availability timeline (see ``policies.py``, ``timeline.py``), by the
 numba simplex (``lp_solver = simplex``, default) or HiGHS (``lp.py``). ``lpas_dg_robust``
-(``robust_solver = face``, default since issue 20) takes the vertex from the same numba
+(``robust_solver = face``, default) takes the vertex from the same numba
 simplex and then computes the maximal support of the optimal face exactly on its warm
 tableau (``face.py``), about 20x faster per replication than the former default
 ``robust_solver = ipm`` (HiGHS vertex + HiGHS interior point, thresholded), which stays
@@ -35,7 +35,7 @@ import numpy as np
 
 from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
 from .._lazy import handed_on
-from .._plugins import PluginError, is_path, resolve
+from .._plugins import PluginError, fails_loudly, is_path, resolve
 from .choices import HETEROGENEITY, LP_POLICIES, POLICIES, POLICY_CODE, SYSTEMS, WORK_CODE, ZERO_TOL
 from .plugins import DISPATCH, PLUGINS
 
@@ -116,7 +116,7 @@ PARAMS = (
           "may pick different optimal vertices; lpas_dg_robust: see robust_solver",
           choices=("simplex", "highs")),
     Param("robust_solver", "str", "face", "how lpas_dg_robust finds the maximal support: face "
-          "(default since issue 20: numba simplex vertex, then the exact maximal support of the "
+          "(default: numba simplex vertex, then the exact maximal support of the "
           "optimal face on its warm tableau, = per-entry maximisation; ~0.1 ms per key) or ipm "
           "(the former default: HiGHS vertex, then HiGHS interior point without crossover, "
           "thresholded; 1.3-4 ms per key). Supports differ on ~1% of keys, nearly all on entries "
@@ -445,6 +445,7 @@ def _run_kernel(p, sysm, alpha, cpu, tl, view0, chg_view, chg_key, table: Eligib
     return out
 
 
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     """One replication per seed (see :func:`simulate`)."""
     out = empty_outputs(METRICS, len(seeds))

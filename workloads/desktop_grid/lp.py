@@ -31,7 +31,7 @@ Two ways to state and solve it:
 ``lpas_dg_robust`` (maximal support of the optimal face) has two paths, the workload
 parameter ``robust_solver``:
 
-* ``face`` (default since issue 20): :func:`solve_states_robust`, the vertex step of the
+* ``face`` (default): :func:`solve_states_robust`, the vertex step of the
   numba simplex followed by the exact maximal support of the optimal face on its warm
   tableau (:mod:`.face`), all states in one compiled call (~0.1 ms per state for 4 x 30). Its
   support equals :func:`max_support` (per-entry maximisation over the face, the spec's
@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from .._stdio import stdout_to_stderr
+from .._stdio import stdout_silenced
 from . import face as _face
 from . import simplex as _sx
 from . import states as _states
@@ -141,8 +141,8 @@ def _highs_model(mu: np.ndarray, alpha: np.ndarray) -> highspy.HighsLp:
 
 def _new_highs(lp: highspy.HighsLp, ipm: bool = False) -> highspy.Highs:
     # highspy (1.8 and later) prints its banner once per process from C++ to descriptor 1,
-    # inside the constructor, before silent() can act
-    with stdout_to_stderr():
+    # inside the constructor, before silent() can act: dropped, as silent() would have
+    with stdout_silenced():
         h = highspy.Highs()
     h.silent()
     h.setOptionValue("random_seed", 0)

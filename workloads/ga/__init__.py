@@ -36,6 +36,7 @@ import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
 from .._lazy import handed_on
+from .._plugins import fails_loudly
 from .choices import DOCKING, METHODS, OBJECTIVES, WITHIN_LEVELS
 from .points import PLUGINS
 
@@ -80,6 +81,12 @@ PARAMS = (
     Param("island_execution", "str", "in_process", "run the islands of a replication in its own process, or "
           "as separate Dask tasks exchanging migrants (needs a Dask client, e.g. inside `schedsweep run` on a "
           "cluster); results are identical", choices=("in_process", "dask")),
+    Param("evaluation_cost", "float", 1.0, "model time of one objective evaluation on one computing module "
+          "(time units; an island-generation costs Z of them; 1 = model time counts evaluations)", low=0.0),
+    Param("migration_latency", "float", 0.0, "model time of one exchange of migrants, whatever their size (time "
+          "units; all P ring sends of a migration at once)", low=0.0),
+    Param("migration_gene_time", "float", 0.0, "model time to send one gene of a migrant, 1 / bandwidth (time "
+          "units; a migrant is its whole chromosome, N + C genes)", low=0.0),
     Param("stall_generations", "int", 100, "stop when the best has not improved for this many generations", low=1),
     Param("max_generations", "int", 100_000, "stop after this many generations per period, a safety net "
           "behind the stall rule (runs it stops are counted in capped_periods; 5,000 before, which stopped "
@@ -121,6 +128,24 @@ METRICS = (
     Metric("time_to_solution", "evaluations", "T_p: generations_to_solution x Z, the deterministic cost on one "
            "computing module per island (NaN for baselines)"),
     Metric("evaluations", "evaluations", "objective evaluations over all islands and periods (NaN for baselines)"),
+    Metric("model_time_to_solution", "time", "T_p in model time on P computing modules (one island each): "
+           "generations_to_solution x Z x evaluation_cost + the exchanges before it x (migration_latency + "
+           "migrants x (N + C) x migration_gene_time), summed over periods (NaN where time_to_solution is)"),
+    Metric("model_speedup", "ratio", "k_p = T_1 / T_p in model time: T_1 the one-island reference run's model "
+           "time to the same target (no migration), T_p model_time_to_solution (NaN for target own_final)"),
+    Metric("model_time_one_island", "time", "T_1: the one-island reference run's model time to the target, "
+           "summed over periods (NaN for target own_final)"),
+    Metric("model_time", "time", "model time of the whole GA run on P modules (every generation and exchange)"),
+    Metric("migrations_to_solution", "exchanges", "exchanges of migrants before the target was reached, summed "
+           "over periods (T_p at another latency L: time_to_solution x evaluation_cost + this x L + "
+           "genes_to_solution x gene time)"),
+    Metric("genes_to_solution", "genes", "genes each ring link carried before the target (migrants x (N + C) "
+           "per exchange), summed over periods"),
+    Metric("migrations", "exchanges", "exchanges of migrants in the whole run, summed over periods"),
+    Metric("wall_per_generation", "s", "wall time of the island epochs per generation (islands in one process "
+           "one after another, or as Dask tasks: then with the tasks' scheduling and transfers)", timing=True),
+    Metric("wall_per_migration", "s", "wall time per exchange of selecting the emigrants until they are ready "
+           "(NaN without migration)", timing=True),
     Metric("jobs", "jobs", "jobs scheduled over all periods"),
     Metric("processes", "processes", "processes scheduled over all periods"),
     Metric("wall_seconds", "s", "wall time of the scheduler over all periods", timing=True),
@@ -174,31 +199,30 @@ def ga_settings(params: Mapping[str, Any]) -> GASettings:
     return GASettings(**{k: params[k] for k in GASettings.__dataclass_fields__})
 
 
-def _plan_with_dask_islands(inst, method, settings, rngs, target, within, reference_rng):
-    """:func:`plan` with each island epoch a Dask task; from inside a Dask task the
-    worker's slot is given back while the islands run (``worker_client``)."""
-    import distributed
-
-    from .dask_islands import run_islands_dask
-    from .planning import plan
-
-    try:
-        distributed.get_worker()
-        inside = True
-    except ValueError:
-        inside = False
-    if inside:
-        with distributed.worker_client() as client:
-            return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r),
-                        target=target, within=within, reference_rng=reference_rng)
-    try:
-        client = distributed.get_client()
-    except ValueError as err:
-        raise ValueError("island_execution = 'dask' needs a running Dask client") from err
-    return plan(inst, method, settings, rngs, run=lambda pr, s, r: run_islands_dask(client, pr, s, r),
-                        target=target, within=within, reference_rng=reference_rng)
+def uses_cluster(params: Mapping[str, Any]) -> bool:
+    """The replications submit their islands as tasks to the sweep's Dask cluster
+    (``pipeline.subtasks``): the GA with ``island_execution = "dask"``."""
+    return params["island_execution"] == "dask" and params["algorithm"] == "ga"
 
 
+def costs(params: Mapping[str, Any]) -> Costs:
+    """The model time's costs (:class:`.planning.Costs`) of ``params``."""
+    from .planning import Costs
+
+    return Costs(params["evaluation_cost"], params["migration_latency"], params["migration_gene_time"])
+
+
+def _island_runner(params: Mapping[str, Any]):
+    if uses_cluster(params):
+        from .dask_islands import run_islands_dask
+
+        return run_islands_dask
+    from .islands import run_islands
+
+    return run_islands
+
+
+@fails_loudly
 def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
     from .instance import make_instance
     from .planning import plan
@@ -212,13 +236,8 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
         if inst.arrival.size == 0:
             out["reason"][r] = 1
             continue
-        ref = reference_stream(seed)
-        if params["island_execution"] == "dask" and method == "ga":
-            res = _plan_with_dask_islands(inst, method, settings, streams[1:], params["target"],
-                                          params["target_within"], ref)
-        else:
-            res = plan(inst, method, settings, streams[1:], target=params["target"], within=params["target_within"],
-                       reference_rng=ref)
+        res = plan(inst, method, settings, streams[1:], run=_island_runner(params), target=params["target"],
+                   within=params["target_within"], reference_rng=reference_stream(seed), costs=costs(params))
         f = np.exp(res.log_gmean)
         chosen = {"gmean": f, "makespan": res.makespan, "weighted_completion": res.weighted_completion}
         out["objective_value"][r] = np.mean(chosen.get(settings.objective, res.plugin_objective))
@@ -238,12 +257,29 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
             out["evaluations"][r] = res.counters[0]
             out["time_to_solution_within"][r] = np.where(res.reached_within,
                                                          res.generations_within * settings.population, np.nan)
+            _model_times(out, r, res)
             if res.reached:
                 out["generations_to_solution"][r] = res.generations_to_solution
                 out["time_to_solution"][r] = res.generations_to_solution * settings.population
             else:
                 out["reason"][r] = 2
     return out
+
+
+def _model_times(out: dict[str, np.ndarray], r: int, res: PlanResult) -> None:
+    """Replication ``r``'s time on P modules and the wall time per generation and exchange."""
+    out["model_time"][r] = res.model_time
+    out["migrations"][r] = res.migrations
+    out["wall_per_generation"][r] = res.epoch_seconds / res.generations if res.generations else np.nan
+    out["wall_per_migration"][r] = res.migration_seconds / res.migrations if res.migrations else np.nan
+    if res.reached:
+        out["model_time_to_solution"][r] = res.model_time_to_solution
+        out["model_time_one_island"][r] = res.model_time_one_island
+        with np.errstate(divide="ignore", invalid="ignore"):   # T_p = 0: the initial population was good enough
+            out["model_speedup"][r] = (np.float64(res.model_time_one_island) / res.model_time_to_solution
+                                       if res.model_time_to_solution > 0 else np.nan)
+        out["migrations_to_solution"][r] = res.migrations_to_solution
+        out["genes_to_solution"][r] = res.genes_to_solution
 
 
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:

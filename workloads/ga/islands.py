@@ -19,6 +19,7 @@ result.
 from __future__ import annotations
 
 import operator
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -94,6 +95,9 @@ class IslandResult:
     rngs: list                # the islands' generators, advanced
     final_taus: np.ndarray    # (tau, fitness) of every individual of every final island
     final_fits: np.ndarray
+    migrations: int = 0       # exchanges of migrants (one after every epoch but the last)
+    epoch_seconds: float = 0.0      # wall time of the epochs (submit to the histories' gather)
+    migration_seconds: float = 0.0  # wall time of selecting and handing over the migrants
 
 
 def _context(problem: Problem) -> tuple:
@@ -204,8 +208,11 @@ def _lex_min(taus: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return t, f
 
 
-def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, gather: Callable) -> IslandResult:
-    """Run the island GA; ``submit(fn, *args)`` returns a handle, ``gather(handles)`` values."""
+def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, gather: Callable,
+          wait: Callable = lambda handles: None) -> IslandResult:
+    """Run the island GA; ``submit(fn, *args)`` returns a handle, ``gather(handles)`` values,
+    ``wait(handles)`` returns once they are computed (where they stay). Also times the epochs and
+    the migrations (wall seconds; a migration = selecting the emigrants until they are ready)."""
     if len(rngs) != settings.islands:
         raise ValueError(f"need one generator per island ({settings.islands}), got {len(rngs)}")
     P = settings.islands
@@ -217,11 +224,19 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
     last_improved = 0
     gen = 0
     incoming: list[Any] = [None] * P
-    while gen < settings.max_generations and gen - last_improved < settings.stall_generations:
+    epoch_seconds = migration_seconds = 0.0
+
+    def more() -> bool:
+        return gen < settings.max_generations and gen - last_improved < settings.stall_generations
+
+    migrations = 0
+    while more():
         n = min(settings.migration_interval, settings.max_generations - gen)
+        t0 = time.perf_counter()
         outs = [submit(island_epoch, states[k], problem, settings, n, incoming[k]) for k in range(P)]
         states = [submit(operator.getitem, o, 0) for o in outs]
         hists = gather([submit(operator.getitem, o, i) for o in outs for i in (1, 2)])
+        epoch_seconds += time.perf_counter() - t0
         _check_nan(hists[1::2], gen, settings.objective)
         t, f = _lex_min(np.array(hists[0::2]), np.array(hists[1::2]))
         for g in range(n):
@@ -231,8 +246,12 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
         hist_tau.extend(t)
         hist_fit.extend(f)
         gen += n
-        if P > 1 and settings.migrants > 0:
+        if migrating(settings) and more():   # after the last epoch no one would take the migrants in
+            migrations += 1
+            t0 = time.perf_counter()
             sent = [submit(select_emigrants, s, settings.migrants) for s in states]
+            wait(sent)
+            migration_seconds += time.perf_counter() - t0
             incoming = [sent[(k - 1) % P] for k in range(P)]
     final = gather(states)
     k_best = min(range(P), key=lambda k: (*_island_best(final[k]), k))
@@ -243,7 +262,22 @@ def drive(problem: Problem, settings: GASettings, rngs: list, submit: Callable, 
         hist_tau=np.array(hist_tau), hist_fit=np.array(hist_fit), generations=gen,
         counters=np.sum([x.counters for x in final], axis=0), rngs=[x.rng for x in final],
         final_taus=np.concatenate([x.taus for x in final]), final_fits=np.concatenate([x.fits for x in final]),
+        migrations=migrations,
+        epoch_seconds=epoch_seconds, migration_seconds=migration_seconds,
     )
+
+
+def migrating(settings: GASettings) -> bool:
+    """Islands exchange migrants at epoch ends (more than one island, at least one migrant)."""
+    return settings.islands > 1 and settings.migrants > 0
+
+
+def migrations_before(generation: int, settings: GASettings) -> int:
+    """Exchanges delivered before generation ``generation`` (1-based; 0 = the initial
+    population) is computed: one at the end of every full epoch before it."""
+    if not migrating(settings) or generation <= 0:
+        return 0
+    return (generation - 1) // settings.migration_interval
 
 
 def _check_nan(hist_fits: list, gen: int, objective: str) -> None:

@@ -1,0 +1,61 @@
+"""Helpers shared by the suite's benchmarks: where the peers and traces are, CPU clocks,
+peer runs, and A/B timing within one process."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+# The peers and traces live beside the repository (../shared); SCHEDSWEEP_SHARED overrides.
+SHARED = Path(os.environ.get("SCHEDSWEEP_SHARED", ROOT.parent / "shared"))
+PEERS = SHARED / "peers"
+TRACES = SHARED / "traces"
+
+
+def load_peer(name: str) -> ModuleType:
+    """Import ``PEERS/name.py`` as a module (the peers are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"peer_{name}", PEERS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_peer_json(script: str, args: list[str]) -> dict:
+    """Run the peer ``PEERS/script`` in a fresh interpreter; its last stdout line as JSON
+    (every peer reports its own timed section as ``wall_s``, start-up excluded)."""
+    out = subprocess.run([sys.executable, str(PEERS / script), *args], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cpu_seconds(fn: Callable[[], object]) -> tuple[float, object]:
+    """(CPU seconds of this thread spent in ``fn()``, its result)."""
+    t0 = time.thread_time()
+    out = fn()
+    return time.thread_time() - t0, out
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    """The fewest CPU seconds of ``repeat`` calls of ``fn`` (a shared machine only ever adds time)."""
+    return min(cpu_seconds(fn)[0] for _ in range(repeat))
+
+
+def ab_best(fa: Callable[[], object], fb: Callable[[], object], rounds: int,
+            untimed: Callable[[], object] | None = None) -> tuple[float, float]:
+    """Fewest CPU seconds of ``fa`` and of ``fb`` over ``rounds`` alternating calls (a, b, a, b, ...),
+    so that load drifting during the run affects both alike; ``untimed()``, if given, is called
+    before each call of ``fb``, outside its time (e.g. to give it fresh inputs)."""
+    ta = tb = float("inf")
+    for _ in range(rounds):
+        ta = min(ta, cpu_seconds(fa)[0])
+        if untimed is not None:
+            untimed()
+        tb = min(tb, cpu_seconds(fb)[0])
+    return ta, tb

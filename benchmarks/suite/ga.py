@@ -1,0 +1,66 @@
+"""The GA workload against the DEAP peer (``../shared/peers/ga_islands_deap.py``), target >= 20x.
+
+The peer's problem (independent tasks, work U[1, 100], machine speeds U[1, 4], makespan),
+one island of 50, 200 tasks on 20 machines, the same seed; our wall seconds per generation
+over the peer's (it reports its generation loop's wall time), alternating.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._common import run_peer_json
+
+TASKS, MACHINES, POP, GENERATIONS, SEED = 200, 20, 50, 100, 1
+
+
+def peer_problem(tasks: int, machines: int, seed: int):
+    """The DEAP peer's instance, drawn exactly as the peer draws it (a ``ga.model.Problem``)."""
+    from schedsweep.workloads.ga.model import Problem
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    w = rng.uniform(1, 100, tasks)
+    s = rng.uniform(1, 4, machines)
+    return Problem(speed=s, group=np.zeros(machines, np.int64), ready=np.zeros(machines),
+                   prev_end=np.full(machines, np.nan), width=np.ones(tasks, np.int64), length=w,
+                   prio=np.ones(tasks, np.int64), pred=np.full(tasks, -1), mask=np.ones((tasks, machines), bool),
+                   arrival=np.zeros(tasks), period_end=0.0)
+
+
+def peer_settings(tasks: int, pop: int, islands: int, interval: int, generations: int):
+    """Our ``GASettings`` equal to the peer's (per-gene mutation rate = its 0.1 per individual x 1/n)."""
+    from schedsweep.workloads.ga.islands import GASettings
+
+    return GASettings(population=pop, pc=0.3, pm=0.1 / tasks, elite=0.1, islands=islands,
+                      migration_interval=interval, migrants=2, stall_generations=generations + 1,
+                      max_generations=generations, objective="makespan", docking="idle_genes_only")
+
+
+class GAVsDEAP:
+    timeout = 300.0
+
+    def setup(self) -> None:
+        from schedsweep.workloads.ga.islands import run_islands
+
+        problem = peer_problem(TASKS, MACHINES, SEED)
+        settings = peer_settings(TASKS, POP, 1, 50, GENERATIONS)
+        self.run = lambda: run_islands(problem, settings, [np.random.default_rng([SEED, 0])])
+        self.run()                                              # compile, or load the cache
+
+    def ours(self) -> float:
+        t0 = time.perf_counter()
+        res = self.run()
+        return (time.perf_counter() - t0) / res.generations
+
+    def track_vs_deap(self) -> float:
+        """Our wall seconds per generation over DEAP's (3 alternating rounds, fewest of each)."""
+        args = ["--tasks", str(TASKS), "--machines", str(MACHINES), "--islands", "1", "--pop", str(POP),
+                "--generations", str(GENERATIONS), "--seed", str(SEED)]
+        ours = peer = float("inf")
+        for _ in range(3):
+            ours = min(ours, self.ours())
+            peer = min(peer, 1.0 / run_peer_json("ga_islands_deap.py", args)["generations_per_s"])
+        return ours / peer
+
+    track_vs_deap.unit = "ours/peer time"

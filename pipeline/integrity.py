@@ -1,0 +1,232 @@
+"""Scrubbing a store: every chunk's checksum, and status against the data (``schedsweep check``).
+
+Damage is found per inner chunk of the result arrays (one cell, a block of replications;
+:func:`pipeline.store.shard_layout`): a checksum that does not match, a shard whose index
+is unreadable (truncated, overwritten), a chunk missing where ``status`` says its
+replications ran, or a chunk written where ``status`` says none did (its status lost).
+:func:`scan` lists them; :func:`verify` turns them into our one-line error for a reader;
+``schedsweep run`` makes the replications they cover 'not run' and runs them again
+(:func:`rerun_ranges`). A store written before checksums (format 1) has nothing to verify.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import StoreError
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One kind of damage of one variable, over ``blocks``: (cell, first, stop) replications."""
+    variable: str
+    problem: str
+    blocks: tuple[tuple[tuple[int, ...], int, int], ...]
+
+
+@dataclass
+class Report:
+    """What :func:`scan` found: damages, files and chunks read, and the store's format."""
+    path: Path
+    store_format: int
+    damages: list[Damage] = field(default_factory=list)
+    files: int = 0
+    chunks: int = 0
+    pending: bool = False  # a journal not yet compacted: a run is going on or was interrupted
+    cells: list[str] = field(default_factory=list)  # a label per cell index (C order), for messages
+
+    @property
+    def clean(self) -> bool:
+        return not self.damages
+
+    def describe(self, block: tuple[tuple[int, ...], int, int]) -> str:
+        cell, start, stop = block
+        shape = self._shape
+        if not cell:  # a seed block: one row of seeds serves every cell that shares it
+            label = "(single cell)" if not shape else "every cell using these seeds"
+        else:
+            label = self.cells[int(np.ravel_multi_index(cell, shape))] if self.cells else f"cell {cell}"
+        return f"{label}, replications {start}-{stop - 1}"
+
+    _shape: tuple[int, ...] = ()
+
+    def lines(self) -> list[str]:
+        """One line per damage: variable, problem, then each block (cell and replications)."""
+        out = []
+        for d in self.damages:
+            where = "; ".join(self.describe(b) for b in d.blocks[:20])
+            more = f"; and {len(d.blocks) - 20} more" if len(d.blocks) > 20 else ""
+            out.append(f"{d.variable}: {d.problem}: {where}{more}")
+        return out
+
+
+def store_format(group: Any) -> int:
+    return int(dict(group.attrs).get("store_format", 1))
+
+
+def scan(path: str | Path) -> Report:
+    """Read every result chunk of the store at ``path`` and report what is damaged."""
+    from . import journal, store as store_mod
+
+    path = Path(path)
+    if not (path / "zarr.json").exists():
+        raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
+    group = store_mod.open_group(path, "r")
+    report = Report(path, store_format(group))
+    report.pending = (path / journal.NAME).exists()
+    if report.store_format < 2:
+        return report
+    attrs = store_mod.attrs_of(group)
+    dims = list(attrs.get("dims", []))
+    status_arr = group["status"]
+    report._shape = tuple(status_arr.shape[:-1])
+    report.cells = _cell_labels(group, dims, report._shape)
+    names = ["status", "reason", *attrs.get("metrics", [])]
+    files = store_mod._file_handlers(path, [group[n] for n in names if n in group] + [group["seed"]])
+    if any(n not in files for n in names + ["seed"]):
+        missing = [n for n in names + ["seed"] if n not in files]
+        raise StoreError(f"{path}: arrays {', '.join(missing)} are not in the layout of store format 2 (edited by hand?)")
+    maps = {n: _chunk_map(files[n], report) for n in names}
+    status = maps["status"][2]
+    inner = files["status"].inner[-1]
+    ran = _any_per_block(status != store_mod.NOT_RUN, inner)
+    n = status.shape[-1]
+    written = np.logical_or.reduce([maps[name][0] for name in names if name != "status"])
+    # data written where status has no chunk: the status is what was lost (unless a run's
+    # journal is still being compacted: data is written before its status)
+    status_lost = written & ~maps["status"][0] & ~maps["status"][1] & (not report.pending)
+    _add(report, "status", "missing where data was written (status lost)", status_lost, inner, n)
+    for name in names:
+        present, damaged, _, problems = maps[name]
+        for problem, mask in problems.items():
+            _add(report, name, problem, mask, inner, n)
+        if name == "status":
+            continue
+        _add(report, name, "missing where status says the replications ran", ran & ~present & ~damaged, inner, n)
+        if not report.pending:
+            _add(report, name, "written where status says nothing ran", present & ~ran & ~status_lost
+                 & ~maps["status"][1], inner, n)
+    _scan_seed(files["seed"], group["seed"], report)
+    _scan_plain(path, group, report)
+    return report
+
+
+def _chunk_map(files: Any, report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Over the inner-chunk grid of cells x replication blocks: present, damaged, the values
+    (cells x replications, damaged chunks as the fill value), and a mask per kind of damage."""
+    shape = files.shape
+    n_cells = len(report._shape)  # the cell axes come first, then replication, then a metric's own
+    cells = shape[:n_cells]
+    blocks = -(-shape[n_cells] // files.inner[n_cells])
+    grid = cells + (blocks,)
+    present, damaged = np.zeros(grid, bool), np.zeros(grid, bool)
+    problems: dict[str, np.ndarray] = {}
+    values = np.full(shape, files.fill, dtype=files.dtype)
+    for pos in itertools.product(*(range(n) for n in files.grid())):
+        block, here, damage = files.load(pos)
+        exists = files.path(pos).exists()
+        report.files += exists
+        report.chunks += int(here.sum())
+        region = files.region(pos)
+        values[region] = block[tuple(slice(0, r.stop - r.start) for r in region)]
+        lo = [p * c // i for p, c, i in zip(pos, files.chunks, files.inner)][:n_cells + 1]
+        inside = files.inner_in_array(pos).reshape(files.per_shard)
+        here_grid = here.reshape(files.per_shard)
+        sel = tuple(slice(lo[k], lo[k] + files.per_shard[k]) for k in range(n_cells + 1))
+        take = (slice(None),) * (n_cells + 1) + (0,) * (len(files.per_shard) - n_cells - 1)
+        fit = tuple(slice(0, s.stop - s.start) for s in _clip(sel, grid))
+        present[_clip(sel, grid)] |= here_grid[take][fit]
+        if damage is not None:
+            bad = damage.chunks.reshape(files.per_shard)[take][fit] & inside[take][fit]
+            damaged[_clip(sel, grid)] |= bad
+            kind = f"shard file {files.path(pos).relative_to(report.path)} unreadable: {damage.index}" \
+                if damage.index else "checksum mismatch"
+            problems.setdefault(kind, np.zeros(grid, bool))[_clip(sel, grid)] |= bad
+    return present, damaged, values, problems
+
+
+def _clip(sel: tuple[slice, ...], grid: tuple[int, ...]) -> tuple[slice, ...]:
+    return tuple(slice(s.start, min(s.stop, n)) for s, n in zip(sel, grid))
+
+
+def _any_per_block(mask: np.ndarray, inner: int) -> np.ndarray:
+    """``mask`` (cells x replications) reduced to cells x blocks of ``inner`` replications."""
+    n = mask.shape[-1]
+    pad = -n % inner
+    padded = np.concatenate([mask, np.zeros(mask.shape[:-1] + (pad,), bool)], axis=-1)
+    return padded.reshape(mask.shape[:-1] + (-1, inner)).any(axis=-1)
+
+
+def _add(report: Report, name: str, problem: str, mask: np.ndarray, inner: int, replications: int) -> None:
+    if not mask.any():
+        return
+    blocks = tuple((tuple(int(i) for i in idx[:-1]), int(idx[-1]) * inner, min((int(idx[-1]) + 1) * inner, replications))
+                   for idx in np.argwhere(mask))
+    report.damages.append(Damage(name, problem, blocks))
+
+
+def _scan_seed(files: Any, array: Any, report: Report) -> None:
+    """Seeds are written whole when the store is made: any damaged or missing chunk is damage."""
+    for pos in itertools.product(*(range(n) for n in files.grid())):
+        _, here, damage = files.load(pos)
+        report.files += files.path(pos).exists()
+        report.chunks += int(here.sum())
+        lost = (~here & files.inner_in_array(pos)) | (damage.chunks if damage is not None else False)
+        if lost.any():
+            start = pos[-1] * files.chunks[-1]
+            what = damage.index if damage is not None and damage.index else "checksum mismatch or missing"
+            row = f" in seed row {pos[:-1]} of the independent dimensions" if len(pos) > 1 else ""
+            report.damages.append(Damage("seed", f"{what}{row} (rewritten from the spec by the next run)",
+                                         (((), start, min(start + files.chunks[-1], array.shape[-1])),)))
+
+
+def _scan_plain(path: Path, group: Any, report: Report) -> None:
+    """The other arrays (cell seconds, coordinates): zarr checks their checksums on reading."""
+    for name, array in group.arrays():
+        if name in report_names(report, group):
+            continue
+        try:
+            array[...]
+        except Exception as exc:  # noqa: BLE001 - zarr's checksum error is a ValueError, a codec's another
+            report.damages.append(Damage(name, f"unreadable ({type(exc).__name__}: {str(exc)[:80]})", ()))
+
+
+def report_names(report: Report, group: Any) -> set[str]:
+    from . import store as store_mod
+
+    return {"status", "reason", "seed", *store_mod.attrs_of(group).get("metrics", [])}
+
+
+def _cell_labels(group: Any, dims: list[str], shape: tuple[int, ...]) -> list[str]:
+    """'dim=value, ...' for every cell in C order (indices where a coordinate is unreadable)."""
+    values = []
+    for d, n in zip(dims, shape):
+        try:
+            values.append([v.item() if hasattr(v, "item") else v for v in group[d][...]])
+        except Exception:  # noqa: BLE001 - a damaged coordinate: name cells by index instead
+            values.append([f"#{i}" for i in range(n)])
+    return [", ".join(f"{d}={v!r}" for d, v in zip(dims, combo)) for combo in itertools.product(*values)]
+
+
+def rerun_ranges(report: Report) -> list[tuple[tuple[int, ...], int, int]]:
+    """(cell, start, stop) of the replications a run makes 'not run' and runs again: every
+    block a damage of a result array covers (seeds are rewritten, not rerun)."""
+    blocks = {b for d in report.damages if d.variable not in ("seed",) and d.blocks for b in d.blocks}
+    return sorted(blocks)
+
+
+def verify(path: str | Path) -> None:
+    """Raise our one-line StoreError if the store at ``path`` is damaged (what every reader calls)."""
+    report = scan(path)
+    if report.clean:
+        return
+    d = report.damages[0]
+    where = report.describe(d.blocks[0]) if d.blocks else "the whole array"
+    n = sum(max(len(x.blocks), 1) for x in report.damages)
+    more = f" (and {n - 1} more damaged chunks)" if n > 1 else ""
+    raise StoreError(f"{report.path} is damaged: {d.variable}, {where}: {d.problem}{more}; "
+                     f"`schedsweep check {report.path}` lists all, and running its spec again reruns them")

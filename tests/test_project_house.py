@@ -1,0 +1,157 @@
+"""The project's own house rules, checked on the tree: imports flow one way (no cycle among
+our modules, function-level imports included), one import name for our packages, and no
+absolute path of anyone's machine in a tracked file."""
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = {"pipeline": "schedsweep.pipeline", "workloads": "schedsweep.workloads", "schedsweep": "schedsweep"}
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """{dotted name: (file, is a package)} of every module of ours."""
+    out = {}
+    for folder, package in PACKAGES.items():
+        for path in (REPO / folder).rglob("*.py"):
+            parts = list(path.relative_to(REPO / folder).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            out[".".join([package] + (parts[:-1] if is_package else parts))] = (path, is_package)
+    return out
+
+
+def _targets(name: str, is_package: bool, node: ast.Import | ast.ImportFrom, known: set[str]) -> set[str]:
+    """Our modules an import statement loads: ``from pkg import sub`` names the submodule, not
+    the package (a submodule's parent package is always loaded first: not an edge of a cycle)."""
+    if isinstance(node, ast.Import):
+        wanted = [a.name for a in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            parts = name.split(".") if is_package else name.split(".")[:-1]
+            parts = parts[:len(parts) - node.level + 1]
+            base = ".".join(parts + ([node.module] if node.module else []))
+        wanted = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+    out = set()
+    for target in wanted:
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            out.add(target)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text(), str(path))
+        graph[name] = set().union(*([_targets(name, is_package, n, known) for n in ast.walk(tree)
+                                     if isinstance(n, (ast.Import, ast.ImportFrom))] or [set()]))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[v] = min(low[v], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_flow_one_way():
+    graph = import_graph()
+    assert "schedsweep.pipeline.cli" in graph and "schedsweep.workloads.cluster" in graph
+    found = cycles(graph)
+    assert not found, "import cycles (function-level imports count):\n" + "\n".join(
+        " <-> ".join(c) + "\n    " + "\n    ".join(f"{a} imports {sorted(graph[a] & set(c))}" for a in c)
+        for c in found)
+
+
+@pytest.mark.parametrize("folder", ["workloads", "pipeline"])
+def test_only_the_schedsweep_name_imports(folder):
+    """``import workloads`` with a checkout's root on the path would compile kernels cached
+    under a second module name, which break every later run of the installed package."""
+    out = subprocess.run([sys.executable, "-c", f"import {folder}"], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError:") and f"import schedsweep.{folder}, not {folder}" in last
+
+
+# Folders of somebody's machine: a checkout, a home, a user's or a sandbox's work folder. (/tmp
+# in a documented example command is allowed: it names no machine.)
+MACHINE_PATH = re.compile(r"(?<![\w.~$-])/(?:work|home|root|Users|scratch|mnt)/[\w.-]+")
+
+
+def test_no_machine_paths_in_the_tree():
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True)
+    if files.returncode or not files.stdout:
+        pytest.fail("git ls-files found no files: the tests need the repository's git checkout")
+    found = []
+    for name in files.stdout.split("\0"):
+        path = REPO / name
+        if not name or not path.is_file() or path.suffix in (".gz", ".png", ".npz", ".npy", ".pkl"):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        found += [f"{name}:{k}: {m.group(0)}" for k, line in enumerate(text.splitlines(), 1)
+                  for m in MACHINE_PATH.finditer(line)]
+    assert not found, "absolute paths of a machine (find ../shared relative to the repository instead):\n" \
+        + "\n".join(found)
+
+
+def test_machine_path_pattern():
+    # written in two pieces, so that this file does not hold what it looks for
+    assert MACHINE_PATH.search("PEER = Path('/wo" "rk/shared/peers/x.py')")
+    assert MACHINE_PATH.search(". /ho" "me/ana/venv/bin/activate")
+    assert not MACHINE_PATH.search("--store /tmp/sp.zarr") and not MACHINE_PATH.search("~/work/x")
+    assert not MACHINE_PATH.search("https://example.org/work/x")

@@ -1,0 +1,165 @@
+"""Every command block of README.md (```bash and ```console) is executed here, so an example
+cannot drift from the code.
+
+Each block runs in a fresh folder, its `schedsweep` commands in order through the CLI's
+`main` (this checkout's code), each of which must exit 0. A command that is not run as
+written is in one of three listed tables, never skipped silently:
+
+* OVERRIDES: run at reduced size (a long spec) or on a concrete store (a placeholder such as
+  `results/X.zarr`), with the reason;
+* EXCEPTIONS: not runnable in a test (installing, Slurm sites, sbatch, the test suite
+  itself), with the reason and where else it is exercised;
+* SETUP: commands run (in this process, small) before a block, to make the stores it reads.
+
+A README command found in none of them and not starting with `schedsweep` fails the test, and
+so does a table entry that no longer matches a README command.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from schedsweep.pipeline import cli
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+
+SMALL_MM1 = "--set replications=10 --set params.customers=2000 --set params.warmup=200 --workers 0"
+
+TOUR = "schedsweep workloads"  # blocks are named by their first command
+GROW = "schedsweep run jobs/mm1.toml --set replications=2000"
+SMALL_GROW = "--set params.customers=2000 --set params.warmup=200"
+
+#: (block, README command) -> (command run instead, reason)
+OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    (TOUR, "schedsweep run jobs/mm1.toml"): (
+        "schedsweep run jobs/mm1.toml --set replications=20",
+        "the full spec is 6,000 replications of 50,000 customers (about a CPU-minute); 20 per cell "
+        "keep every later command of the tour meaningful"),
+    (TOUR, "schedsweep table results/X.zarr --ratio policy=gcmu"): (
+        "schedsweep table results/G.zarr --ratio policy=gcmu",
+        "X is a placeholder; G is a small desktop-grid store (policy is a desktop_grid dimension)"),
+    (GROW, GROW): (
+        f"schedsweep run jobs/mm1.toml --set replications=40 {SMALL_GROW}",
+        "grows the SETUP store of 10 replications to 40 (small customers) instead of 1,000 to 2,000"),
+    (GROW, "schedsweep run jobs/mm1.toml"): (
+        f"schedsweep run jobs/mm1.toml --set replications=40 {SMALL_GROW} "
+        "--set sweep.arrival_rate=[0.1,0.3,0.5,0.7,0.8,0.9,0.95]",
+        "the README's comment says to add a value at the end of the sweep first: 0.95, as an override"),
+}
+
+#: README command -> reason it is not run here
+EXCEPTIONS: dict[str, str] = {
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && schedsweep run jobs/quickstart.toml":
+        "installs the package into a new venv (tests/test_install.py installs a wheel; quickstart runs in CI's "
+        "own install step)",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e \".[test]\" && python -m pytest":
+        "the test suite itself (what .ci/run runs)",
+    "schedsweep jobs --estimate":
+        "pilots every shipped spec never run here (about 40 specs, minutes of CPU); tests/test_catalogue.py "
+        "runs --estimate on small specs",
+    "schedsweep verify --quick --check-expected":
+        "the same command runs in tests/test_verify.py::test_verify_quick_keeps_every_committed_verdict",
+    "schedsweep run jobs/slot-selection.toml --cluster slurm --profile slurm/mysite.yaml --jobs 40 "
+    "--cores-per-job 16 --memory 32GB --walltime 04:00:00 --partition compute --account myproject":
+        "a site's Slurm cluster and profile (tests/test_slurm_cluster.py runs --cluster slurm on a local Slurm)",
+    "sbatch slurm/sweep.sbatch jobs/X.toml":
+        "sbatch on a site's cluster (tests/test_slurm_cluster.py submits slurm/sweep.sbatch to a local Slurm)",
+    "sbatch --ntasks=128 --mem-per-cpu=2G --time=12:00:00 -p compute -A myproject slurm/sweep.sbatch jobs/X.toml "
+    "results/X.zarr --batch-seconds 10":
+        "128 tasks on a site's cluster (tests/test_slurm_cluster.py submits slurm/sweep.sbatch to a local Slurm)",
+    "bash slurm/install.sh": "root and Debian packages: .ci/run runs it before the tests",
+    "bash slurm/start.sh": "starts Slurm daemons: .ci/run runs it before the tests",
+    "bash slurm/check.sh": "needs the daemons of slurm/start.sh; .ci/run starts them, tests/test_slurm_cluster.py "
+                           "checks the node",
+    "schedsweep run jobs/mm1.toml --cluster slurm --profile slurm/local.yaml":
+        "needs the local Slurm of slurm/start.sh; tests/test_slurm_cluster.py runs the same route",
+    "SCHEDSWEEP_EXPECT_SLURM=1 python -m pytest tests/test_slurm_cluster.py": "a test file of the suite itself",
+    "bash slurm/stop.sh": "stops the daemons of slurm/start.sh; .ci/run runs it at the end",
+}
+
+#: Block (by its first README command) -> commands run before it, in this process
+SETUP: dict[str, list[str]] = {
+    "schedsweep workloads": [
+        "schedsweep run jobs/quickstart.toml --set replications=3 --store results/X.zarr --workers 0",
+        "schedsweep run jobs/desktop-grid-plugin-example.toml --set replications=2 --set params.horizon=2000 "
+        "--set params.warmup=200 --set 'sweep.policy=[\"gcmu\",\"pst\"]' --store results/G.zarr --workers 0",
+    ],
+    "schedsweep run jobs/mm1.toml --set replications=2000": [f"schedsweep run jobs/mm1.toml {SMALL_MM1}"],
+    "schedsweep export results/mm1.zarr --to netcdf": [
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1}",
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1} --set sweep.arrival_rate=[0.1] --store results/part1.zarr",
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1} --set sweep.arrival_rate=[0.3] --store results/part2.zarr",
+    ],
+    "schedsweep gantt results/X.zarr --sel queue=easy --replication 1 -o easy-r1.png": [
+        "schedsweep run jobs/cluster-plugin-example.toml --set replications=2 --set params.jobs=100 "
+        "--set 'sweep.queue=[\"easy\",\"fcfs\"]' --store results/X.zarr --workers 0",
+    ],
+    "schedsweep verify jobs/mm1.toml jobs/slot-selection.toml --replications 20": [
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1}",
+    ],
+}
+
+
+def _normal(command: str) -> str:
+    return " ".join(command.split())
+
+
+def readme_blocks() -> list[tuple[int, list[str]]]:
+    """(line, commands) of every ```bash / ```console block: continuation lines joined,
+    comments and prompts removed."""
+    text = README.read_text()
+    blocks = []
+    for m in re.finditer(r"^```(bash|console|sh|shell)\n(.*?)^```", text, re.S | re.M):
+        line = text[:m.start()].count("\n") + 1
+        joined = m.group(2).replace("\\\n", " ")
+        commands = []
+        for raw in joined.splitlines():
+            raw = raw.strip().removeprefix("$ ")
+            if not raw or raw.startswith("#"):
+                continue
+            commands.append(_normal(re.sub(r"\s#.*$", "", raw)))  # a comment follows a space
+        blocks.append((line, commands))
+    return blocks
+
+
+BLOCKS = readme_blocks()
+
+
+def _argv(command: str) -> list[str]:
+    words = shlex.split(command)
+    assert words[0] == "schedsweep", command
+    return words[1:]
+
+
+def _run(command: str, capsys) -> None:
+    code = cli.main(_argv(command))
+    out, err = capsys.readouterr()
+    assert code == 0, f"`{command}` exited {code}:\n{err[-2000:]}"
+
+
+def test_tables_match_the_readme():
+    """Every listed override, exception and setup names a command the README still has."""
+    commands = {c for _, block in BLOCKS for c in block}
+    firsts = {block[0] for _, block in BLOCKS}
+    stale = [c for c in [c for _, c in OVERRIDES] + list(EXCEPTIONS) if _normal(c) not in commands]
+    stale += [b for b in [b for b, _ in OVERRIDES] + list(SETUP) if b not in firsts]
+    assert not stale, f"listed but no longer in README.md: {stale}"
+    unknown = [c for c in commands if not c.startswith("schedsweep ") and c not in EXCEPTIONS]
+    assert not unknown, f"README commands that this test cannot run and does not list: {unknown}"
+
+
+RUNNABLE = [(line, block) for line, block in BLOCKS if any(c not in EXCEPTIONS for c in block)]
+
+
+@pytest.mark.parametrize("line,commands", RUNNABLE, ids=[f"README.md:{line}" for line, _ in RUNNABLE])
+def test_readme_block_runs(line, commands, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # specs are found as shipped; stores go to ./results
+    for command in SETUP.get(commands[0], []):
+        _run(command, capsys)
+    for command in commands:
+        if command not in EXCEPTIONS:
+            _run(OVERRIDES.get((commands[0], command), (command, ""))[0], capsys)

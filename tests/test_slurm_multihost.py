@@ -1,0 +1,258 @@
+"""Sweeps across hosts: the multi-host Slurm of slurm/multihost.sh (a login host and two
+compute hosts, each a network namespace with its own address, linked by veth pairs).
+
+- ``--cluster slurm`` from the login host, one worker job per compute host, TLS between hosts,
+  scheduler and workers on the profile's interface: while both hosts run workers, nothing on any
+  host listens outside loopback and the host's own address; one compute host is then powered
+  off mid-sweep (every process of it killed: slurmd, job steps, workers) and the store still
+  equals a local run bit for bit;
+- the same without ``interface`` in the profile: everything still on its host's own address;
+- ``slurm/sweep.sbatch`` with two nodes: scheduler on the first, a worker on each, same store.
+
+Skipped when the multi-host Slurm is not up (``bash slurm/multihost.sh up``, as root), unless
+SCHEDSWEEP_EXPECT_MULTIHOST=1 (``.ci/run``): then they fail.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import xarray as xr
+
+from schedsweep import pipeline
+from schedsweep.pipeline import store as store_mod
+from tests.test_slurm_cluster import _data
+from tests.test_slurm_cluster import _done_count as single_node_done_count
+
+pytestmark = [pytest.mark.slurm, pytest.mark.timeout(300)]
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "slurm" / "multihost.sh"
+ADDRESS = {"login": "10.231.7.1", "c1": "10.231.7.11", "c2": "10.231.7.12"}
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
+
+# About 12 ms per replication on a quiet core (the single-node tests' 1e6 customers take 25),
+# 120 replications in 30 tasks: 1.5 CPU-seconds, so the second host's worker (registered
+# 0.1-0.2 s after the first here) joins before the end and it can be killed mid-sweep.
+SPEC = """
+name = "multihost"
+workload = "mm1"
+replications = 60
+seed = 4242
+[params]
+service_rate = 1.0
+customers = 500000
+warmup = 300
+[sweep]
+arrival_rate = [0.4, 0.7]
+"""
+TOTAL = 2 * 60
+
+
+def _problem() -> str | None:
+    """None when the multi-host Slurm answers with both compute nodes idle, else what is wrong."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    try:
+        proc = subprocess.run(["bash", str(SCRIPT), "status"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"slurm/multihost.sh status did not answer: {exc}"
+    return None if proc.returncode == 0 else (proc.stderr or proc.stdout).strip()
+
+
+@pytest.fixture(scope="module")
+def multihost():
+    """The cluster, checked once; afterwards every host is up again (a test powers one off)."""
+    problem = _problem()
+    if problem is not None:
+        if os.environ.get("SCHEDSWEEP_EXPECT_MULTIHOST") == "1":
+            pytest.fail(f"SCHEDSWEEP_EXPECT_MULTIHOST=1 but the multi-host Slurm is not up: {problem}")
+        pytest.skip(f"multi-host Slurm not up ({problem}); start it with: bash slurm/multihost.sh up")
+    yield
+    subprocess.run(["bash", str(SCRIPT), "up"], check=True, timeout=120)
+
+
+def on(host: str, *cmd: str) -> list[str]:
+    """A command line that runs ``cmd`` on ``host`` (its namespace, hostname and /etc/hosts)."""
+    return ["bash", str(SCRIPT), "run", host, *cmd]
+
+
+def _spec(tmp_path: Path) -> Path:
+    path = tmp_path / "multihost.toml"
+    path.write_text(textwrap.dedent(SPEC))
+    return path
+
+
+def _done_count(store: Path) -> int:
+    try:
+        return single_node_done_count(store)
+    except Exception:  # noqa: BLE001 - the store may not exist yet or be half-created while we look
+        return 0
+
+
+@pytest.fixture(scope="module")
+def local_reference(tmp_path_factory):
+    """The sweep on two local processes of this machine (no Slurm, no namespace)."""
+    tmp = tmp_path_factory.mktemp("local")
+    return _data(pipeline.run(_spec(tmp), tmp / "local.zarr", workers=2, progress=False))
+
+
+def listeners(host: str) -> list[tuple[str, str]]:
+    """(local address, process) of every listening TCP and UDP socket on ``host``."""
+    out = subprocess.run(["ip", "netns", "exec", f"ssw-{host}", "ss", "-ltunpH"], capture_output=True,
+                         text=True, check=True, timeout=30).stdout
+    found = []
+    for line in out.splitlines():
+        parts = line.split()
+        local = parts[4]                       # netid state recv-q send-q local peer [process]
+        address = local.rsplit(":", 1)[0].strip("[]").split("%")[0]
+        found.append((address, " ".join(parts[6:])))
+    return found
+
+
+def assert_listens_only_on_own_addresses(dask_hosts: list[str]) -> None:
+    """Every listener of every host is on loopback or on the host's own address (no wildcard),
+    and each of ``dask_hosts`` has a Python process (scheduler or worker) on its own address."""
+    for host in ADDRESS:
+        found = listeners(host)
+        for address, process in found:
+            ok = address == ADDRESS[host] or (address not in ("*", "0.0.0.0", "::")
+                                               and ipaddress.ip_address(address) in LOOPBACK)
+            assert ok, f"on {host} {process} listens on {address}: neither loopback nor {ADDRESS[host]}"
+        if host in dask_hosts:
+            assert any(a == ADDRESS[host] and "python" in p for a, p in found), f"no Dask process on {host}: {found}"
+
+
+def _worker_hosts(log_dir: Path) -> dict[str, str]:
+    """{Slurm job id: compute host address} of every worker that registered with the scheduler."""
+    hosts = {}
+    for log in log_dir.glob("schedsweep-worker-*.err"):
+        text = log.read_text()
+        start = re.search(r"Start worker at:\s+tls://([\d.]+):", text)
+        if start and re.search(r"Registered to:\s+tls://10\.231\.7\.1:", text):
+            hosts[log.stem.rsplit("-", 1)[1]] = start.group(1)
+    return hosts
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_sbatch_route_on_two_nodes(multihost, tmp_path, local_reference):
+    """slurm/sweep.sbatch with --nodes=2: the scheduler on the first node and a worker on each
+    node listen on their node's own address, TLS; the store equals the local run."""
+    store = tmp_path / "sbatch.zarr"
+    # No SCHEDSWEEP_INTERFACE: the defaults choose each node's own address.
+    env = dict(os.environ, SCHEDSWEEP_PYTHON=sys.executable, SCHEDSWEEP_SCHEDULER_DIR=str(tmp_path),
+               PYTHONPATH=str(REPO))
+    env.pop("SCHEDSWEEP_INTERFACE", None)
+    env.pop("SCHEDSWEEP_HOST", None)
+    submit = subprocess.run(
+        on("login", "sbatch", "--parsable", "--nodes=2", "--ntasks=2", "--mem-per-cpu=500M", "--time=00:10:00",
+           f"--chdir={tmp_path}", f"--output={tmp_path}/sweep-%j.out", str(REPO / "slurm" / "sweep.sbatch"),
+           str(_spec(tmp_path)), str(store), "--batch-size", "4"),
+        capture_output=True, text=True, env=env, timeout=60)
+    assert submit.returncode == 0, submit.stderr
+    job = submit.stdout.strip().split(";")[0]
+    out_file = tmp_path / f"sweep-{job}.out"
+    checked = False
+    try:
+        deadline = time.monotonic() + 200
+        while time.monotonic() < deadline:
+            queued = subprocess.run(on("login", "squeue", "-h", "-j", job, "-o", "%T"), capture_output=True,
+                                    text=True, timeout=30)
+            if queued.returncode != 0 or not queued.stdout.strip():
+                break   # the job left the queue
+            text = out_file.read_text() if out_file.exists() else ""
+            if not checked and "workers at scheduler" in text and "exited with status" not in text:
+                assert_listens_only_on_own_addresses(["c1", "c2"])   # while both workers run
+                checked = True
+            time.sleep(0.3)   # each squeue is an RPC to the controller
+        else:
+            pytest.fail(f"sbatch job {job} still queued or running after 200 s")
+    finally:
+        subprocess.run(on("login", "scancel", job), capture_output=True, timeout=30)
+    out = out_file.read_text()
+    assert "schedsweep run exited with status 0" in out, out
+    assert f"2 workers at scheduler tls://{ADDRESS['c1']}:" in out, out   # the first node, TLS
+    assert checked, f"the sweep ran too briefly to look at its listeners; job log:\n{out}"
+    assert re.search(r"dashboard: http://127\.0\.0\.1:\d+/status", out), out   # where it listens
+    assert not list(tmp_path.glob("schedsweep-scheduler-*.json")), "the scheduler file was left behind"
+    xr.testing.assert_identical(_data(store), local_reference)
+
+
+def _start_sweep_on_login_host(tmp_path: Path, store: Path, interface: bool) -> tuple[subprocess.Popen, Path]:
+    """``schedsweep run --cluster slurm`` on the login host, two worker jobs (one per compute host);
+    the profile slurm/multihost.yaml, without its ``interface`` if not ``interface``."""
+    lines = (REPO / "slurm" / "multihost.yaml").read_text().splitlines()
+    lines = [x for x in lines if interface or not x.startswith("interface:")]
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("\n".join(lines) + f"\nlog_directory: {tmp_path / 'logs'}\njobs: 2\nmin_jobs: 2\n")
+    run_log = tmp_path / "run.log"
+    cmd = on("login", sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(_spec(tmp_path)), "--store",
+             str(store), "--cluster", "slurm", "--profile", str(profile), "--batch-size", "4", "--no-progress")
+    with open(run_log, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return proc, run_log
+
+
+def _wait_for_both_hosts(proc: subprocess.Popen, tmp_path: Path, store: Path, run_log: Path) -> None:
+    """Until a worker of each compute host has registered with the scheduler over TLS and
+    results are coming in; then check every host's listeners."""
+    workers: dict[str, str] = {}
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = _worker_hosts(tmp_path / "logs") if (tmp_path / "logs").exists() else {}
+        if sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]] and _done_count(store) > 0:
+            break
+        time.sleep(0.1)
+    assert sorted(workers.values()) == [ADDRESS["c1"], ADDRESS["c2"]], \
+        f"workers did not join from both compute hosts: {workers}; run log:\n{run_log.read_text()}"
+    assert_listens_only_on_own_addresses(["login", "c1", "c2"])
+
+
+def test_sweep_from_login_host_without_interface(multihost, tmp_path, local_reference):
+    """--cluster slurm with a profile that names no interface: the scheduler on the login host's
+    outward address, each worker on its node's, none on 0.0.0.0; same store."""
+    store = tmp_path / "no-interface.zarr"
+    proc, run_log = _start_sweep_on_login_host(tmp_path, store, interface=False)
+    try:
+        _wait_for_both_hosts(proc, tmp_path, store, run_log)
+        proc.wait(timeout=200)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, run_log.read_text()
+    xr.testing.assert_identical(_data(store), local_reference)
+
+
+def test_compute_host_powered_off_mid_sweep(multihost, tmp_path, local_reference):
+    """--cluster slurm from the login host, the profile's interface, workers on both compute
+    hosts; c2 dies mid-sweep (every process of it killed) and the store is still the local run's."""
+    store = tmp_path / "killed.zarr"
+    proc, run_log = _start_sweep_on_login_host(tmp_path, store, interface=True)
+    try:
+        _wait_for_both_hosts(proc, tmp_path, store, run_log)
+        done_at_kill = _done_count(store)
+        subprocess.run(["bash", str(SCRIPT), "poweroff", "c2"], check=True, timeout=60)
+        assert proc.poll() is None and done_at_kill < TOTAL, \
+            "the sweep ended before a compute host was killed; make SPEC longer"
+        proc.wait(timeout=200)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, run_log.read_text()
+    result = _data(store)
+    assert (result["status"] == store_mod.OK).all()
+    xr.testing.assert_identical(result, local_reference)
