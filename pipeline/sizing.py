@@ -1,8 +1,8 @@
 """How big a sweep is before it runs: cells, runs, the store's files and bytes, the client's memory.
 
-``files_and_bytes`` counts from a chunk layout alone (each array's shape, chunk shape and
-bytes per value), so a change of the store's layout changes only ``store_layout``, which
-mirrors ``pipeline.store._variables``. The client's memory grows with the number of cells
+``files_and_bytes`` counts from a layout alone (each array's shape, the shape of the part
+of it one file holds, and bytes per value), so a change of the store's layout changes only
+``store_layout``, which mirrors ``pipeline.store._variables``. The client's memory grows with the number of cells
 (a parameter record, batch records and, on Dask, a future per task) and of runs (status,
 seeds): a sweep it cannot hold is refused when its spec is read, before anything is built.
 """
@@ -31,7 +31,8 @@ MANY_FILES = 1_000_000  # a store with more files than this is warned about (par
 
 @dataclass(frozen=True)
 class ArrayLayout:
-    """One array of a store: its shape, its chunk shape and bytes per value."""
+    """One array of a store: its shape, the shape one file holds (``chunks``: a shard, or a
+    chunk of an unsharded array) and bytes per value."""
     shape: tuple[int, ...]
     chunks: tuple[int, ...]
     itemsize: int
@@ -50,7 +51,8 @@ class Size:
 
 def files_and_bytes(layout: Iterable[ArrayLayout]) -> tuple[int, int]:
     """(files, bytes) of a complete store with these arrays: one metadata file per array and
-    the root's, one file per chunk; bytes uncompressed, edge chunks whole (as zarr stores them)."""
+    the root's, one data file per block of ``chunks``; bytes uncompressed, edge blocks counted
+    whole (an upper bound)."""
     files, nbytes = 1, 0
     for a in layout:
         n = math.prod(-(-s // c) for s, c in zip(a.shape, a.chunks))
@@ -60,17 +62,20 @@ def files_and_bytes(layout: Iterable[ArrayLayout]) -> tuple[int, int]:
 
 
 def store_layout(spec: Any, module: Any, chunk: int) -> list[ArrayLayout]:
-    """The arrays of ``pipeline.store`` for ``spec`` with ``chunk`` replications per chunk:
-    per metric, status and reason one chunk per cell and block of replications; the seeds
-    and cell seconds in chunks of at most 2**17 values (close to zarr's automatic choice)."""
+    """The arrays of ``pipeline.store`` for ``spec`` with batches of ``chunk`` replications,
+    each with its file unit: per metric, status, reason and seed the shard
+    (``store.shard_layout``: blocks of cells x replications, one file each); cell seconds and
+    the coordinates one file each."""
+    from .store import shard_layout
+
     reps = spec.replications
-    cell = (1,) * len(spec.dims) + (max(1, min(chunk, reps)),)
     shape = spec.shape + (reps,)
-    arrays = [ArrayLayout(shape + m.shape, cell + m.shape, 8) for m in module.METRICS]
-    arrays += [ArrayLayout(shape, cell, 1), ArrayLayout(shape, cell, 1)]  # status, reason
+    shard = shard_layout(spec.shape, reps, chunk)[1]
+    arrays = [ArrayLayout(shape + m.shape, shard + m.shape, 8) for m in module.METRICS]
+    arrays += [ArrayLayout(shape, shard, 1), ArrayLayout(shape, shard, 1)]  # status, reason
     indep = tuple(len(d) for d in spec.dims if d.name in spec.independent)
-    arrays.append(ArrayLayout(indep + (reps,), (1,) * len(indep) + (min(reps, 2 ** 17),), 8))
-    arrays.append(ArrayLayout((spec.n_cells,), (min(spec.n_cells, 2 ** 17),), 8))  # cell_seconds
+    arrays.append(ArrayLayout(indep + (reps,), shard_layout(indep, reps, chunk)[1], 8))  # seed
+    arrays.append(ArrayLayout(spec.shape, spec.shape, 8))  # cell_seconds
     arrays += [ArrayLayout((len(d),), (len(d),), 8) for d in spec.dims for _ in d.members]
     arrays.append(ArrayLayout((reps,), (reps,), 8))  # the replication coordinate
     return arrays
@@ -137,10 +142,10 @@ def gb(nbytes: float) -> str:
 
 
 def describe(s: Size, chunk: int, more: Size | None = None) -> list[str]:
-    """Lines for ``run --dry-run`` and ``show SPEC``: ``s`` at ``chunk`` replications per chunk;
-    ``more``, the size at chunk 1, when the pilot, not the spec, will choose the chunk."""
-    files = f"about {s.files:,} ({chunk} replications per chunk)" if more is None else \
-        f"about {s.files:,} (one chunk per cell) to {more.files:,} (one per replication; the pilot chooses)"
+    """Lines for ``run --dry-run`` and ``show SPEC``: ``s`` with batches of ``chunk`` replications;
+    ``more``, the size with batches of 1, when the pilot, not the spec, will choose the batch size."""
+    files = f"about {s.files:,}" if more is None or more.files == s.files else \
+        f"about {s.files:,} (batches of {chunk} replications) to {more.files:,} (batches of 1; the pilot chooses)"
     return [f"cells:       {s.cells:,}",
             f"runs:        {s.runs:,} ({s.cells:,} cells x {s.runs // max(s.cells, 1):,} replications)",
             f"store files: {files}",
