@@ -363,6 +363,8 @@ def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractCon
 
 def _say_retired_workers(client: Any) -> None:
     """Say on stderr when the scheduler retires a worker that stopped answering."""
+    from .console import say
+
     def handler(event: tuple[float, Any]) -> None:
         msg = event[1]
         if isinstance(msg, dict) and msg.get("action") == "worker-ttl-timed-out":
