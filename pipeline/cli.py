@@ -122,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise
-        print(f"schedsweep: error: {_unwritable(exc, args.store)}", file=sys.stderr)
+        print(f"schedsweep: error: {_unwritable(exc, store)}", file=sys.stderr)
         return EXIT_UNWRITABLE
     print(path)
     _say_next(path)
@@ -178,11 +178,13 @@ def _signals_interrupt() -> Iterator[None]:
 def _dry_run(args: argparse.Namespace) -> int:
     """``run --dry-run``: the sweep's size and where it goes; nothing is run or written."""
     from .execute import size_lines
-    from .spec import load
+    from .spec import Spec, load
     from .store import default_path
 
-    spec = load(args.spec, args.set)  # refuses, like run, a sweep the client cannot hold
-    store = args.store or default_path(spec)
+    spec, store, overrides = _spec_or_store(args)  # a spec file, or a store to resume
+    if not isinstance(spec, Spec):
+        spec = load(spec, overrides)  # refuses, like run, a sweep the client cannot hold
+    store = store or default_path(spec)
     print(f"store path:  {store}{' (exists: the run resumes it)' if os.path.exists(store) else ''}")
     for line in size_lines(spec, args.batch_size):
         print(line)

@@ -78,6 +78,8 @@ def store_layout(spec: Any, module: Any, chunk: int) -> list[ArrayLayout]:
     arrays.append(ArrayLayout(spec.shape, spec.shape, 8))  # cell_seconds
     arrays += [ArrayLayout((len(d),), (len(d),), 8) for d in spec.dims for _ in d.members]
     arrays.append(ArrayLayout((reps,), (reps,), 8))  # the replication coordinate
+    extra = {d: len(labels) for m in module.METRICS for d, labels in m.dims}  # e.g. a quantile coordinate
+    arrays += [ArrayLayout((n,), (n,), 8) for n in extra.values()]
     return arrays
 
 

@@ -216,11 +216,12 @@ def test_dry_run_and_show_spec_count_what_the_run_makes(write_spec, tmp_path, ca
     assert f"store files: about {files:,}" in lines
     assert f"store bytes: at most {sizing.gb(nbytes)} (uncompressed)" in lines
     assert _run_cli(spec, "--store", store, "--batch-size", "6") == 0
-    # Each data array of the finished store holds the files its layout says.
+    # The finished store holds the files its layout says, array by array and in all.
     names = [m.name for m in module.METRICS] + ["status", "reason", "seed"]
     for name, array in zip(names, layout):
         on_disk = [p for p in (store / name).rglob("*") if p.is_file() and p.name != "zarr.json"]
         assert len(on_disk) == sizing.files_and_bytes([array])[0] - 2, name  # minus the root's and its zarr.json
+    assert sum(p.is_file() for p in store.rglob("*")) == files
     assert cli.main(["show", str(spec)]) == 0
     assert "cells:       2" in capsys.readouterr().out
 
