@@ -292,7 +292,7 @@ def judge_claims(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str,
 def paper_of(reproduces: str, name: str) -> str:
     """The paper a spec reproduces: the first word of ``reproduces`` when it is a source key
     (TY, T14, AD10, S11), else the spec's name."""
-    match = re.match(r"([A-Z][A-Z]*\d*)\b", reproduces or "")
+    match = re.match(r"([A-Z][A-Z0-9]+)\s", reproduces or "")
     return match.group(1) if match else name
 
 
