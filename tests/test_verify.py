@@ -217,6 +217,12 @@ def test_verify_refuses_contradictory_options_in_one_line(capsys):
 
 
 # -- the quick scorecard guards itself -------------------------------------------------------------
+def test_every_shipped_spec_with_references_is_in_the_quick_set_or_listed_with_its_cost():
+    shipped = {p.stem for p in verify.shipped_with_reference()}
+    assert shipped == set(verify.QUICK) | set(verify.NOT_QUICK)
+    assert not set(verify.QUICK) & set(verify.NOT_QUICK)
+
+
 def test_verify_quick_keeps_every_committed_verdict(tmp_path, capsys):
     """`schedsweep verify --quick` over the quick set (pipeline/verify.py QUICK) gives exactly the
     verdicts of benchmarks/verify-expected.json; a verdict that moves fails here. After a change
