@@ -43,7 +43,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .errors import QueryError
-from .reference import Claim, Reference, of_store
+from .reference import Claim, Reference, _plain, _show_where, of_store
 
 VALUE_VERDICTS = ("inside CI", "within tolerance", "unresolved", "outside", "no result")
 CLAIM_VERDICTS = ("holds", "tie", "fails", "no result")
@@ -173,15 +173,11 @@ def judge_values(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str,
                 mean, half, n = (float(da.sel(stat=s)) for s in ("mean", "half_width", "n"))
         tol = ref.tolerance_of(v)
         verdict, need = value_verdict(v.value, mean, half, n, tol)
-        rows.append({"metric": v.metric, "where": _where_text(v.where), "source": v.source,
+        rows.append({"metric": v.metric, "where": _show_where(v.where), "source": v.source,
                      "published": v.value, "ours": mean, "half_width": half, "n": n,
                      "relative": (mean - v.value) / abs(v.value) if v.value and math.isfinite(mean) else None,
                      "tolerance": tol, "verdict": verdict, "needed": need})
     return rows
-
-
-def _where_text(sel: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sel.items()) or "(all)"
 
 
 # -- claims ------------------------------------------------------------------------------------
@@ -292,10 +288,6 @@ def judge_claim(claim: Claim, data: Any, level: float = 0.95, paired: bool = Tru
     need = None if verdict != "tie" or any(n is None for n in needs) else max(needs)
     return {"text": claim.text, "source": claim.source, "kind": claim.kind, "verdict": verdict,
             "needed": need, "paired": paired, "slices": shown}
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
 
 
 def judge_claims(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str, Any]]:
