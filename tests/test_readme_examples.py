@@ -11,8 +11,10 @@ written is in one of three listed tables, never skipped silently:
   itself), with the reason and where else it is exercised;
 * SETUP: commands run (in this process, small) before a block, to make the stores it reads.
 
-A README command found in none of them and not starting with `schedsweep` fails the test, and
-so does a table entry that no longer matches a README command.
+The `--set` example of "Overrides" runs exactly as written. A block whose every command is
+an exception (the Slurm ones) has nothing to run; test_tables_match_the_readme checks that
+each of its commands is listed. A README command found in none of the tables and not starting
+with `schedsweep` fails that test, and so does a table entry that no longer matches the README.
 """
 from __future__ import annotations
 

@@ -201,9 +201,28 @@ def test_an_override_that_removes_a_referenced_coordinate_drops_that_reference(w
     assert [v["where"] for v in card["values"]] == ["arrival_rate=0.6"] and card["dropped"]
     assert [c["verdict"] for c in card["claims"]] == ["holds"]
     assert cli.main(["table", str(store)]) == 0 and "dropped by overrides" in capsys.readouterr().out
+    assert cli.main(["verify", str(store), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Reproduction scorecard") and "| ref | ref | 20 | " in out
+    assert cli.main(["verify", str(store), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["specs"][0]["claims"][0]["verdict"] == "holds" and doc["papers"][0]["paper"] == "ref"
+
+
+def test_verify_refuses_contradictory_options_in_one_line(capsys):
+    assert cli.main(["verify", "--quick", "--replications", "5"]) == 2
+    assert "give --quick or --replications N, not both" in capsys.readouterr().err
+    assert cli.main(["verify", "--update-expected"]) == 2
+    assert cli.main(["verify", "jobs/quickstart.toml", "--replications", "1"]) == 2  # N >= 2
 
 
 # -- the quick scorecard guards itself -------------------------------------------------------------
+def test_every_shipped_spec_with_references_is_in_the_quick_set_or_listed_with_its_cost():
+    shipped = {p.stem for p in verify.shipped_with_reference()}
+    assert shipped == set(verify.QUICK) | set(verify.NOT_QUICK)
+    assert not set(verify.QUICK) & set(verify.NOT_QUICK)
+
+
 def test_verify_quick_keeps_every_committed_verdict(tmp_path, capsys):
     """`schedsweep verify --quick` over the quick set (pipeline/verify.py QUICK) gives exactly the
     verdicts of benchmarks/verify-expected.json; a verdict that moves fails here. After a change
