@@ -133,6 +133,12 @@ PARAMS = (
           "conflict-free combinations (false: disjoint, our rule, the model before the calibration; a "
           "shared-alternatives cycle costs about 10-70x the CPU of a disjoint one); "
           + _CAL.format(before="false") + "; calibration: " + CALIBRATION_COMMAND),
+    Param("first_fit_spread", "int", 1,
+          "with shared_alternatives: a first-fit (CSS) job searches up to max_alternatives x this many windows "
+          "and keeps every this-many-th, the first included, so its alternatives spread over the interval (our "
+          "rule; 1 = its first max_alternatives windows, which crowd the front of the interval: CSS then starts "
+          "early and loses its processor-time gain over backfilling, benchmarks/calibration.md, \"T14 under "
+          "the calibrated defaults\")", low=1, high=100),
     Param("shared_retry", "bool", True,
           "with shared_alternatives: a job the combination had to postpone (all its alternatives conflict) "
           "searches once more for one window on the slots left (our rule)"),
