@@ -29,6 +29,11 @@ the limit left; the plain DP when nothing conflicts; no search, so no caps). Mea
 5000-cycle point 28-40 s against 247-345 s for the search (target < 10 s not met either way),
 but Tables 1 + 2 distance 57.1% against 17.3% (FRSM cycles fail 0.08-0.16 against 0.02-0.035):
 the default stays ``search``.
+``first_fit_spread`` (our rule, default 1): with shared alternatives a first-fit job keeps every
+s-th of its first ``max_alternatives * s`` windows, so they spread over the interval instead of
+crowding its front. At s = 2 the Tables 1 + 2 distance is 16.1% against 17.2% and CSS starts at
+-9% instead of -35% of the published 222, but FRSM's start-group gain over CSS falls to 4.7%
+(published 23%), so the default stays 1 (calibration.md, "T14 under the calibrated defaults").
 
 Calibrated defaults (issue 17 items 2 and 3; ``benchmarks/calibration.md``): chosen against
 T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
