@@ -131,21 +131,28 @@ def _group(owner, start, nodes, J, jobs, node_len, node_cost):
 def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarray,
                       jobs: np.ndarray, node_len: np.ndarray, node_cost: np.ndarray,
                       budget: np.ndarray, n: np.ndarray, criterion: np.ndarray, cap: int,
-                      node_mask: np.ndarray | None = None, shared: bool = False):
+                      node_mask: np.ndarray | None = None, shared: bool = False, spread: int = 1):
     """Alternatives of ``jobs`` (priority order) on a slot list; returns them and the slots left.
 
     ``node_len``/``node_cost``: float64[N, nodes] per job and node; ``budget``, ``n``,
     ``criterion`` (kernel criterion codes, see :mod:`.search`) are indexed by job id.
+    ``spread`` (with ``shared``, first-fit jobs only; *our rule*): such a job searches up to
+    ``cap * spread`` windows and keeps every ``spread``-th in the order found (by start: first
+    fit scans forward), the first included, so its ``cap`` alternatives spread over the
+    interval instead of crowding its front; 1 keeps the first ``cap`` (the calibrated model).
     """
     if cap < 1:
         raise ValueError(f"max_alternatives must be >= 1, got {cap}")
+    if spread < 1:
+        raise ValueError(f"first_fit_spread must be >= 1, got {spread}")
     jobs = np.asarray(jobs, np.int64)
     mask = np.ones(node_len.shape[1], np.bool_) if node_mask is None else np.asarray(node_mask, np.bool_)
     if shared:
         # each job alone on the whole slot list; nothing is cut for the others
         nmax = max([1] + [int(n[j]) for j in jobs])
-        parts = [_rounds(slot_node, slot_start, slot_end, jobs[q:q + 1], node_len, node_cost, mask, budget, n,
-                         criterion, int(cap)) for q in range(len(jobs))]
+        parts = [_spread(_rounds(slot_node, slot_start, slot_end, jobs[q:q + 1], node_len, node_cost, mask, budget,
+                                 n, criterion, int(cap) * _step(criterion[jobs[q]], spread)),
+                         _step(criterion[jobs[q]], spread)) for q in range(len(jobs))]
         owner = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(p[0]), q, np.int64)
                                                           for q, p in enumerate(parts)])
         start = np.concatenate([np.zeros(0)] + [p[1] for p in parts])
@@ -160,6 +167,19 @@ def find_alternatives(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: n
                                                   mask, budget, n, criterion, int(cap))
     offsets, start, nodes, runtime, proc, cost = _group(owner, start, nodes, len(jobs), jobs, node_len, node_cost)
     return Alternatives(jobs, offsets, start, nodes, runtime, proc, cost), (sn, ss, se)
+
+
+def _step(code: int, spread: int) -> int:
+    """The keep-every step of a job: ``spread`` for a first-fit job, else 1."""
+    return int(spread) if code == FIRST_FIT else 1
+
+
+def _spread(found: tuple, step: int) -> tuple:
+    """One job's windows of :func:`_rounds`, every ``step``-th kept (the first included)."""
+    if step == 1:
+        return found
+    owner, start, nodes = found[:3]
+    return (owner[::step], start[::step], nodes[::step]) + tuple(found[3:])
 
 
 @kernel

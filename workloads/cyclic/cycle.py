@@ -79,7 +79,8 @@ def _cyclic_part(params, slots, jobs, node_len, node_cost, batch, plan, use_frsm
                            cap=params["max_alternatives"], strategy=params["strategy"],
                            dp_time=params["dp_time"], resolution=params["dp_resolution"], plan=plan,
                            shared=bool(params["shared_alternatives"]), vo_limit=params["vo_limit"],
-                           retry=bool(params["shared_retry"]), combination=params["combination"])
+                           retry=bool(params["shared_retry"]), combination=params["combination"],
+                           spread=int(params["first_fit_spread"]))
 
 
 def run_cycle(params: Mapping[str, Any], seed: int) -> Cycle:

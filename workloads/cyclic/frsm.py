@@ -55,7 +55,7 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
                     criterion: np.ndarray, *, k: int = 1, cap: int = 10, strategy: str = "min_time",
                     dp_time: str = "proc_time", resolution: float = 1.0, plan: Plan | None = None,
                     shared: bool = False, vo_limit: str = "cost",
-                    retry: bool = False, combination: str = "search") -> Plan:
+                    retry: bool = False, combination: str = "search", spread: int = 1) -> Plan:
     """Schedule the jobs ``order`` (priority order) by the cyclic scheme on ``slots``.
 
     ``criterion``: kernel criterion code per job id (all ``FIRST_FIT`` for CSS). ``plan``:
@@ -67,7 +67,8 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
     conflicts) searches once more, in priority order, for one window by its criterion on the
     slots left after the sub-batch's chosen windows *(our rule)*; postponed only if none.
     ``combination`` (with ``shared``): the conflict-free search (:func:`.dp.choose`) or the
-    sequential rule (:mod:`.sequential`) *(our rule)*.
+    sequential rule (:mod:`.sequential`) *(our rule)*. ``spread`` (with ``shared``): a first-fit job
+    keeps every ``spread``-th window it finds (:func:`.alternatives.find_alternatives`) *(our rule)*.
     """
     if combination not in COMBINATIONS:
         raise ValueError(f"combination must be one of {', '.join(COMBINATIONS)}, got {combination!r}")
@@ -81,7 +82,8 @@ def schedule_cyclic(slots: tuple[np.ndarray, np.ndarray, np.ndarray], order: np.
         jobs = np.asarray(order[part.start:part.stop], np.int64)
         if len(jobs) == 0:
             continue
-        alts, _ = find_alternatives(*slots, jobs, node_len, node_cost, budget, n, criterion, cap, shared=shared)
+        alts, _ = find_alternatives(*slots, jobs, node_len, node_cost, budget, n, criterion, cap, shared=shared,
+                                    spread=spread)
         counts = np.diff(alts.offsets)
         plan.alternatives[jobs] = counts
         have = np.flatnonzero(counts > 0)          # jobs without alternatives are postponed
