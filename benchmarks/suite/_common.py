@@ -2,12 +2,15 @@
 peer runs, and A/B timing within one process."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +36,24 @@ def run_peer_json(script: str, args: list[str]) -> dict:
     out = subprocess.run([sys.executable, str(PEERS / script), *args], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_peer_cpu(name: str, args: list[str]) -> dict:
+    """Run the peer ``PEERS/name.py``'s ``main()`` in this process with ``args``; its JSON line,
+    in which ``wall_s`` (and every rate the peer derives from it) is the CPU seconds of this
+    thread over the section the peer times: its ``time.perf_counter`` is read as
+    ``time.thread_time``, so other processes on a shared machine do not count, as for ours."""
+    peer = load_peer(name)
+    peer.time = types.SimpleNamespace(**{**vars(time), "perf_counter": time.thread_time})
+    out = io.StringIO()
+    argv = sys.argv
+    sys.argv = [f"{name}.py", *args]
+    try:
+        with contextlib.redirect_stdout(out):
+            peer.main()
+    finally:
+        sys.argv = argv
+    return json.loads(out.getvalue().strip().splitlines()[-1])
 
 
 def cpu_seconds(fn: Callable[[], object]) -> tuple[float, object]:
