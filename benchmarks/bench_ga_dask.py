@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                              o["wall_per_migration"][0] * 1e3, o["wall_seconds"][0], wall))
     print(f"D = {args.density:g}, P = {args.islands}, I_m = {args.interval}, periods = {args.periods}, "
           f"seed {args.seed}, {args.workers} Dask workers\n")
-    print("| repeat | islands | generations | exchanges | ms per generation | ms per exchange | scheduler s | task s |")
+    print("| repeat | islands | generations | exchanges | ms per generation | ms per exchange | GA wall s | task wall s |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| {} | {} | {:.0f} | {:.0f} | {:.3g} | {:.3g} | {:.3g} | {:.3g} |".format(*row))
