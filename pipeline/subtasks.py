@@ -103,6 +103,7 @@ def in_child(fn: Callable, *args: Any) -> Any:
     return child.call(fn, *args, timeout=SUBTASK_TIMEOUT)
 
 
-def submit(fn: Callable, *args: Any) -> Any:
-    """A subtask ``fn(*args)`` on the sweep's cluster (run in a replication process), as a future."""
-    return client().submit(in_child, fn, *args, pure=False, priority=PRIORITY)
+def submit(fn: Callable, *args: Any, client: Any = None) -> Any:
+    """A subtask ``fn(*args)`` on the sweep's cluster, or ``client``'s (run in a replication
+    process of the worker), as a future."""
+    return (client or globals()["client"]()).submit(in_child, fn, *args, pure=False, priority=PRIORITY)

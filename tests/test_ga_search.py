@@ -101,14 +101,8 @@ def test_islands_in_process_and_on_dask_are_identical():
     local = run_islands(problem, s, [np.random.default_rng(x) for x in seeds])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        remote = run_islands_dask(client, problem, s, [np.random.default_rng(x) for x in seeds])
-        # the same through run_batch, called inside a Dask task, islands as nested tasks
-        params = small_params(islands=2, parallel=True)
-        batch_seeds = np.array([3, 4], np.uint64)
-        nested = client.submit(ga.run_batch, {**params, "island_execution": "dask"}, batch_seeds).result()
-    plain = ga.run_batch(params, batch_seeds)
-    for name in ("objective_value", "makespan", "generations", "evaluations", "tau"):
-        np.testing.assert_array_equal(plain[name], nested[name], err_msg=name)
+        remote = run_islands_dask(problem, s, [np.random.default_rng(x) for x in seeds], client=client)
+    # run_batch with island_execution = "dask" inside a sweep: tests/test_ga_parallel.py
     np.testing.assert_array_equal(local.body, remote.body)
     np.testing.assert_array_equal(local.header, remote.header)
     np.testing.assert_array_equal(local.hist_fit, remote.hist_fit)

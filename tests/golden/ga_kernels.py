@@ -26,6 +26,9 @@ BASE = dict(units=8, groups=2, width_high=4, density=3.0, periods=2, population=
 TARGET_METRICS = ("generations_to_solution", "time_to_solution", "generations_to_own_final", "reason",
                   "time_to_solution_within")
 OBJECTIVES = ("gmean", "makespan", "weighted_completion")
+# the time on P modules, computed in Python from the run's counts (tests/test_ga_parallel.py)
+MODEL_TIME_METRICS = ("model_time_to_solution", "model_speedup", "model_time_one_island", "model_time",
+                      "migrations_to_solution", "genes_to_solution", "migrations")
 
 
 def cells() -> list[dict]:
@@ -45,7 +48,7 @@ def values(params: dict) -> dict[str, list]:
     from schedsweep.workloads._contract import defaults
 
     res = ga.run_batch({**defaults(ga.PARAMS), **params}, np.array(SEEDS, np.uint64))
-    skip = {m.name for m in ga.METRICS if m.timing} | set(TARGET_METRICS)
+    skip = {m.name for m in ga.METRICS if m.timing} | set(TARGET_METRICS) | set(MODEL_TIME_METRICS)
     return {k: np.asarray(v, np.float64).ravel().tolist() for k, v in res.items() if k not in skip}
 
 

@@ -24,6 +24,32 @@ is a target every run reaches (at P = 4, D = 4, I_m = 25 .. 300: 0.2, benchmarks
 GA, "a target every run reaches"). ``time_to_solution_within`` records the time at the
 tolerances 0.01, 0.02, 0.05, 0.1 and 0.2 in every run.
 
+Time on P computing modules (the source's T_p and k_p = T_1 / T_p, "time with P computing
+modules"; ``../shared/spec/ga.md``, Islands). Each island runs on its own module *(our rule: the
+source gives P subpopulations on P modules, not the cost of their parts)*:
+
+- an island-generation costs ``Z * evaluation_cost``: every individual of a generation is
+  counted as evaluated, as in ga.md's deterministic cost (generations x the cost of one
+  island-generation); the islands evolve side by side, so P islands take the time of one;
+- the islands meet at every migration (every I_m generations, the epoch ends where the stop
+  rules are checked too) *(our rule: synchronous migration)*; one exchange costs
+  ``migration_latency + migrants * (N + C) * migration_gene_time``: a migrant is its whole
+  chromosome (body of N genes, header of C) sent over a link of ``1 / migration_gene_time``
+  genes per time unit, and the P sends of the ring go at once *(our rule: the source states that
+  an exchange costs communication, not its form)*;
+- ``model_time_to_solution`` (T_p) is the time until the generation that reaches the target:
+  generations_to_solution x Z x evaluation_cost plus the exchanges before it; ``model_time_one_island``
+  (T_1) the same for the one-island reference run (no exchanges), and ``model_speedup`` their
+  ratio per replication. The defaults (1, 0, 0) make model time the evaluation count, so
+  ``model_time_to_solution`` = ``time_to_solution``. ``migrations_to_solution`` and
+  ``genes_to_solution`` let any other latency and bandwidth be priced from one store
+  (benchmarks/ga_cost_claims.py): the costs do not change the search.
+
+``island_execution = "dask"`` runs each island's epochs as tasks on the sweep's own Dask
+cluster (:mod:`.dask_islands`, ``pipeline.subtasks``); results are identical to ``in_process``
+and the wall time per generation and per exchange are recorded (``wall_per_generation``,
+``wall_per_migration``).
+
 Modules: :mod:`.model` (problem arrays, chromosome, timing), :mod:`.objectives`,
 :mod:`.baselines`, :mod:`.crossover`, :mod:`.operators`, :mod:`.islands`, :mod:`.dask_islands`,
 :mod:`.instance`, :mod:`.planning`.
@@ -79,8 +105,8 @@ PARAMS = (
     Param("migrants", "int", 1, "best individuals each island sends to the next one", low=0),
     Param("init_mutations", "int", 5, "swap attempts perturbing each initial individual but the first", low=0),
     Param("island_execution", "str", "in_process", "run the islands of a replication in its own process, or "
-          "as separate Dask tasks exchanging migrants (needs a Dask client, e.g. inside `schedsweep run` on a "
-          "cluster); results are identical", choices=("in_process", "dask")),
+          "as separate tasks exchanging migrants on the sweep's Dask cluster (--cluster dask or slurm, or "
+          "--scheduler); results are identical", choices=("in_process", "dask")),
     Param("evaluation_cost", "float", 1.0, "model time of one objective evaluation on one computing module "
           "(time units; an island-generation costs Z of them; 1 = model time counts evaluations)", low=0.0),
     Param("migration_latency", "float", 0.0, "model time of one exchange of migrants, whatever their size (time "

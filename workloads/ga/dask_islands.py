@@ -18,19 +18,20 @@ from .islands import GASettings, IslandResult, drive
 from .model import Problem
 
 
-def run_islands_dask(problem: Problem, settings: GASettings, rngs: list) -> IslandResult:
+def run_islands_dask(problem: Problem, settings: GASettings, rngs: list, client=None) -> IslandResult:
     """The island GA of :func:`islands.run_islands`, one Dask task per island and epoch, on the
-    cluster of the sweep running this replication. The problem is scattered once to every worker."""
+    cluster of the sweep running this replication (or of ``client``, a ``distributed.Client``).
+    The problem is scattered once to every worker."""
     import distributed
 
-    client = subtasks.client()
+    client = client or subtasks.client()
     shared = client.scatter(problem, broadcast=True, hash=False)
 
     def submit(fn, *args):
         args = tuple(shared if a is problem else a for a in args)
         if fn is operator.getitem:  # picks a part of a result where it is: no replication process needed
             return client.submit(fn, *args, pure=False, priority=subtasks.PRIORITY)
-        return subtasks.submit(fn, *args)
+        return subtasks.submit(fn, *args, client=client)
 
     def wait(futures):
         with client.as_current():   # this client is not the process's default (set_as_default=False)
