@@ -9,10 +9,10 @@ for Fig. 3, the paired difference against k = 1 (mean +- 95% CI half-width over 
 ``--set KEY=VALUE`` (repeatable, TOML values) overrides a parameter in every cell: the variants of
 ``benchmarks/calibration.md`` ("T14 Figs. 3-4 and Table 3: the misses chased").
 
-    python benchmarks/bench_cyclic_figs.py fig3 --reps 60
-    python benchmarks/bench_cyclic_figs.py fig4 --reps 60
-    python benchmarks/bench_cyclic_figs.py table3 --reps 60
-    python benchmarks/bench_cyclic_figs.py alts --reps 40      # where a CSS job's alternatives lie
+    python studies/bench_cyclic_figs.py fig3 --reps 60
+    python studies/bench_cyclic_figs.py fig4 --reps 60
+    python studies/bench_cyclic_figs.py table3 --reps 60
+    python studies/bench_cyclic_figs.py alts --reps 40      # where a CSS job's alternatives lie
 """
 from __future__ import annotations
 
