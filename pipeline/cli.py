@@ -158,7 +158,8 @@ class _Signalled(KeyboardInterrupt):
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
     """While a run goes on, SIGTERM (a batch system's stop) and SIGHUP (a closed terminal)
-    interrupt it like Ctrl-C; a second such signal during the clean-up is ignored."""
+    interrupt it like Ctrl-C; a second such signal during the clean-up is ignored. A signal
+    ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its terminal)."""
     def stop(signum: int, frame: Any) -> None:
         for s in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_IGN)
@@ -167,7 +168,8 @@ def _signals_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
-    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)
+              if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:

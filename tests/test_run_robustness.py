@@ -182,9 +182,18 @@ def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path
         assert signal.getsignal(signum) == before  # the run's handler is gone with the run
     monkeypatch.setattr(store_mod, "fault_point", lambda: None)
     assert _run_cli(spec, "--store", store, "--batch-size", "5") == 0
-    ref = tmp_path / "ref.zarr"
-    assert _run_cli(spec, "--store", ref) == 0
-    xr.testing.assert_identical(_data(store), _data(ref))
+    # Under nohup (SIGHUP ignored) a hangup stays ignored: that run goes on to the end, and
+    # the store stopped twice and resumed equals it.
+    hangups = []
+    monkeypatch.setattr(store_mod, "fault_point", _at_store_write(8, lambda: hangups.append(os.kill(os.getpid(),
+                                                                                                    signal.SIGHUP))))
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert _run_cli(spec, "--store", tmp_path / "nohup.zarr", "--batch-size", "5") == 0
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert hangups, "no hangup was sent: the nohup case tested nothing"
+    xr.testing.assert_identical(_data(store), _data(tmp_path / "nohup.zarr"))
 
 
 def test_size_guard_refuses_before_building_cells(write_spec, tmp_path, capsys, monkeypatch):
@@ -193,8 +202,13 @@ def test_size_guard_refuses_before_building_cells(write_spec, tmp_path, capsys, 
     text = SPEC.replace("[params]\ncustomers = 2000\n", "").replace(
         "arrival_rate = [0.4, 0.6]", f"customers = {values(1000, 100)}\nwarmup = {values(0, 100)}\n"
                                      f"arrival_rate = {[0.1 + k / 1000 for k in range(100)]}")
-    # 10**6 cells x 20 replications: 2 GB + 0.32 GB in the client, more than half of 8 GB? No: accepted.
+    # 10**6 cells x 20 replications: 2 GB + 0.32 GB in the client, within half of 8 GB, not of 4 GB.
     assert sizing.client_bytes(10 ** 6, 20) == 10 ** 6 * sizing.CELL_BYTES + 2 * 10 ** 7 * sizing.RUN_BYTES
+    sizing.check_client_memory("s.toml", 10 ** 6, 20)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 4 * 10 ** 9)
+    with pytest.raises(pipeline.SpecError, match="s.toml: 1,000,000 cells x 20 replications needs about 2.32 GB"):
+        sizing.check_client_memory("s.toml", 10 ** 6, 20)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 8 * 10 ** 9)
     big = write_spec(text.replace("replications = 20", "replications = 1000"), "big.toml")
     # 10**6 cells x 1000: 2 GB + 16 GB, more than 4 GB: refused when the spec is read, before any store.
     assert _run_cli(big, "--store", tmp_path / "big.zarr", "--dry-run") == 2
