@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedsweep.workloads.cluster import schedule, swf
+from schedsweep.workloads.cluster import schedule, swf, write_swf
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "easy_backfill_python.py"
@@ -137,7 +137,7 @@ def test_cli_writes_schedule(tmp_path):
     text = "; MaxProcs: 4\n" + line(1, 0, -1, 10, 3, -1, -1, 3, 20) + line(2, 1, -1, 5, 2, -1, -1, 2, 5)
     src = write(tmp_path, text)
     out = str(tmp_path / "out.swf")
-    swf.main([out, "--trace", src, "--queue", "fcfs"])
+    write_swf.main([out, "--trace", src, "--queue", "fcfs"])
     data, m = swf.read_fields(out)
     assert m == 4
     np.testing.assert_array_equal(data[:, 2], [0, 9])      # job 2 waits for job 1 (3 + 2 > 4 cores)

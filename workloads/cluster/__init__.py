@@ -47,70 +47,30 @@ Trace flows draw nothing from stream 1; their jobs are the trace's.
 from __future__ import annotations
 
 import os
-import sys
-import time
 import zlib
 from typing import Any, Mapping
 
 import numpy as np
 
-from .._contract import Param, empty_outputs, is_plugin_path, substream_seeds, substreams
+from .._contract import empty_outputs, is_plugin_path
 from .._lazy import handed_on
 from .._plugins import fails_loudly
-from . import lublin, swf
-from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS
-from .metrics import METRICS as CORE_METRICS, REASONS, compute, offered_load
-from .network_params import NETWORK_METRICS, NETWORK_PARAMS, resolve_layout
+from . import swf
+from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS  # noqa: F401 (handed on)
+from .flows import Flow, _schedule_plugins, flow, schedule, trace_conversion  # noqa: F401 (handed on)
+from .metrics import REASONS, compute, late_starts, offered_load
+from .params import METRICS, PARAMS, PYSS_QUEUES, with_defaults as _with_defaults
 from .points import PLUGINS
+
+# Handed on (tests and scripts use them as cluster.NAME): the flows, the schedule, and the
+# declarations the workload contract asks for.
+__all__ = ["PARAMS", "METRICS", "REASONS", "PLUGINS", "run_batch", "check_params", "schedule", "Flow", "flow",
+           "job_records", "late_starts"]
 
 # The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
 # are imported by the functions that run a replication, and handed on when asked for
 # (``cluster.simulate``, ``cluster.simulator``, ``cluster.plugin_api``).
 __getattr__ = handed_on(__name__, {"Result": ".simulator", "simulate": ".simulator"})
-
-__all__ = ["PARAMS", "METRICS", "REASONS", "run_batch", "check_params", "schedule", "Flow", "job_records"]
-
-PARAMS = (
-    Param("source", "str", "lublin", "job flow: 'lublin' (generated) or 'swf' (the trace in `trace`)",
-          choices=("lublin", "swf")),
-    Param("trace", "path", "", "SWF trace (.swf or .swf.gz) when source = 'swf'"),
-    Param("trace_max_procs", "int", 0, "machine size for the trace; 0 = its '; MaxProcs:' header", low=0),
-    Param("trace_load", "float", 0.0, "scale trace submit times so eq. (8) gives this load (fraction); 0 = as recorded",
-          low=0.0),
-    Param("jobs", "int", 1000, "jobs per generated flow", low=1),
-    Param("load", "float", 0.7, "target system load L of eq. (8) for generated flows (fraction, 0.7 = 70%)",
-          low=1e-6),
-    Param("arrivals", "str", "poisson", "arrival process of generated flows: Poisson or the daily cycle of one "
-          "typeless stream, or the Lublin-Feitelson reference program's default: an interactive and a batch "
-          "stream with daily cycles merged, each job's size and runtime from its type's parameters (SWF queue "
-          "0/1)", choices=("poisson", "lublin_daily", "lublin_two_type")),
-    Param("nodes", "int", 64, "compute nodes (generated flows; traces use MaxProcs single-core nodes)", low=1),
-    Param("cores", "int", 4, "cores per node (generated flows)", low=1),
-    Param("speeds", "str", "homogeneous", "node speeds: all 1, or U[1, 2] divided by the minimum drawn",
-          choices=("homogeneous", "heterogeneous")),
-    Param("node_memory", "float", 8_388_608.0, "memory per node (KB)", low=0.0),
-    Param("node_disk", "float", 67_108_864.0, "disk per node (KB)", low=0.0),
-    Param("mem_low", "float", 65_536.0, "per-process memory lower bound (KB, uniform)", low=0.0),
-    Param("mem_high", "float", 2_097_152.0, "per-process memory upper bound (KB, uniform)", low=0.0),
-    Param("disk_low", "float", 0.0, "per-process disk lower bound (KB, uniform)", low=0.0),
-    Param("disk_high", "float", 8_388_608.0, "per-process disk upper bound (KB, uniform)", low=0.0),
-    Param("queue", "str", "mpfs_scan", "queue policy (a plug-in: see the plug-in points)",
-          choices=QUEUE_NAMES, plugin=True),
-    Param("allocation", "str", "first_fit", "allocation policy: part 1's, or a topology-aware method "
-          "(network = 'packet' only)",
-          choices=tuple(ALLOCATIONS) + TOPO_METHODS, plugin=True),
-    Param("cl_mask", "str", "queue_nonempty_and_not_all_idle", "when the performance loss CL is counted",
-          choices=CL_MASKS),
-    Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
-    Param("semantics", "str", "textbook", "event and reservation semantics: 'textbook' (all events of a time, "
-          "then one pass) or 'pyss' (pyss's rules and trace conversion, cluster.md last section; separate kernel)",
-          choices=("textbook", "pyss")),
-    Param("kill_at_estimate", "bool", False, "traces: estimate = requested time (field 9, when > 0), so a job "
-          "that ran longer is killed at start + requested time (walltime enforcement; counted in killed_jobs)"),
-) + NETWORK_PARAMS
-
-METRICS = CORE_METRICS + NETWORK_METRICS
-PYSS_QUEUES = ("fcfs", "easy", "conservative")
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
@@ -131,7 +91,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
     if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
         errors.append(f"trace {params['trace']!r} does not exist")
     elif params["source"] == "swf" and params["trace"]:
-        errors += _check_trace(params["trace"], params["trace_max_procs"], _conversion(params))
+        errors += _check_trace(params["trace"], params["trace_max_procs"], trace_conversion(params))
     for lo, hi in (("mem_low", "mem_high"), ("disk_low", "disk_high")):
         if params[lo] > params[hi]:
             errors.append(f"{lo} ({params[lo]}) must not exceed {hi} ({params[hi]})")
@@ -225,149 +185,6 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
         return [f"{path}: no usable job ({tr.dropped_invalid} with run time < 0 or no processor count, "
                 f"{tr.dropped_too_large} larger than the machine's {tr.max_procs} processors)"]
     return []
-
-
-def late_starts(res: Result) -> float:
-    """Jobs that started after their guaranteed start (``Result.bound``; NaN bound: none)."""
-    with np.errstate(invalid="ignore"):
-        return float(np.sum(res.start > res.bound))
-
-
-class Flow:
-    """One replication's cluster and jobs, in queue order (times in s, sizes in KB)."""
-
-    def __init__(self, submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk,
-                 node_speed, job_id=None, dropped=0, dropped_too_large=0):
-        self.submit, self.cores_req, self.mem_req, self.disk_req = submit, cores_req, mem_req, disk_req
-        self.estimate, self.tau = estimate, tau
-        self.node_cores, self.node_mem, self.node_disk, self.node_speed = node_cores, node_mem, node_disk, node_speed
-        self.job_id = np.arange(1, submit.size + 1) if job_id is None else job_id
-        self.dropped, self.dropped_too_large = dropped, dropped_too_large
-        self.job_type: np.ndarray | None = None  # SWF queue number of each job (two-type Lublin flows)
-
-
-def _speeds(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
-    s = rng.uniform(1.0, 2.0, n)   # drawn in every case so the cluster stream never shifts
-    return s / s.min() if kind == "heterogeneous" else np.ones(n)
-
-
-def _lublin_flow(p: Mapping[str, Any], rng_cluster, rng_jobs) -> Flow:
-    nodes, cores, n = p["nodes"], p["cores"], p["jobs"]
-    speed = _speeds(rng_cluster, nodes, p["speeds"])
-    node_cores = np.full(nodes, cores, np.int64)
-    job_type = None
-    if p["arrivals"] == "lublin_two_type":   # sizes, runtimes and arrivals by type, drawn first
-        arrival, size, tau, job_type = lublin.two_type_jobs(rng_jobs, n, nodes * cores)
-        size = np.minimum(size, nodes * cores)
-    else:
-        lp = lublin.for_machine(nodes * cores)
-        size = np.minimum(lublin.sizes(rng_jobs, n, lp), nodes * cores)
-        tau = lublin.runtimes(rng_jobs, size, lp)
-    est = tau * (1.0 + rng_jobs.random(n))                      # U[tau, 2 tau]
-    mem = rng_jobs.uniform(p["mem_low"], p["mem_high"], n)
-    disk = rng_jobs.uniform(p["disk_low"], p["disk_high"], n)
-    if p["arrivals"] == "poisson":
-        arrival = np.cumsum(rng_jobs.exponential(1.0, n))
-    elif p["arrivals"] == "lublin_daily":
-        arrival = lublin.daily_arrivals(rng_jobs, n, lublin.TYPELESS)
-    cap = float(np.sum(speed * node_cores))
-    span = float(arrival[-1])
-    # exact scaling: eq. (8) with a_j = factor * arrival_j gives the target load
-    factor = float(np.sum(size * tau)) / (cap * p["load"] * span) if span > 0 else 1.0
-    f = Flow(arrival * factor, size, mem, disk, est, tau, node_cores, np.full(nodes, p["node_memory"]),
-             np.full(nodes, p["node_disk"]), speed)
-    f.job_type = job_type
-    return f
-
-
-def _conversion(p: Mapping[str, Any]) -> str:
-    """The trace conversion of ``swf.read`` these parameters ask for (pyss's already cuts
-    every job at its requested time, so ``kill_at_estimate`` changes nothing there)."""
-    if p.get("semantics") == "pyss":
-        return "pyss"
-    return "walltime" if p.get("kill_at_estimate") else "textbook"
-
-
-def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
-    tr = swf.read_cached(p["trace"], p["trace_max_procs"], _conversion(p))
-    m = tr.max_procs
-    speed = _speeds(rng_cluster, m, p["speeds"])
-    node_cores = np.ones(m, np.int64)
-    submit = tr.submit
-    if p["trace_load"] > 0:
-        l0 = offered_load(tr.procs, tr.run, submit, speed, node_cores) / 100.0
-        if np.isfinite(l0):
-            submit = submit * (l0 / p["trace_load"])
-    z = np.zeros(tr.n_jobs)
-    f = Flow(submit, tr.procs, z, z, tr.estimate, tr.run, node_cores, np.full(m, p["node_memory"]),
-             np.full(m, p["node_disk"]), speed, job_id=tr.job_id,
-             dropped=tr.dropped_invalid + tr.dropped_too_large, dropped_too_large=tr.dropped_too_large)
-    f.cut = tr.cut      # pyss conversion: jobs cut (killed) at their requested time
-    return f
-
-
-def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
-    """The cluster and job flow of replication ``seed``, and the allocation stream's seed."""
-    rng_cluster, rng_jobs, _rng_comm, _rng_alloc = substreams(seed, 4)
-    alloc_seed = int(substream_seeds(seed, 4)[3])
-    if params["source"] == "swf":
-        f = _trace_flow(params, rng_cluster)
-    else:
-        f = _lublin_flow(params, rng_cluster, rng_jobs)
-    scale = params.get("time_scale", 1.0)
-    if scale != 1.0:                     # the load of eq. (8) is unchanged: all times scale together
-        f.tau, f.estimate, f.submit = (x * scale for x in (f.tau, f.estimate, f.submit))
-    return f, alloc_seed
-
-
-def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]:
-    """Simulate replication ``seed``: its flow, the per-job schedule and the kernel wall time (s).
-
-    Write it as SWF with ``swf.write(path, f.job_id, f.submit, r.start, r.end, f.cores_req,
-    f.estimate, r.killed, f.node_cores.sum())``.
-    """
-    from .simulator import simulate
-
-    p = _with_defaults(params)
-    f, alloc_seed = flow(p, seed)
-    if p["semantics"] == "pyss":
-        from . import pyss_kernel      # compiled only by specs that ask for it
-        t0 = time.perf_counter()
-        r = pyss_kernel.schedule_flow(f, p["queue"], p["cl_mask"])
-        return f, r, time.perf_counter() - t0
-    if is_plugin_path(p["queue"]) or is_plugin_path(p["allocation"]):
-        return f, *_schedule_plugins(p, f, alloc_seed)
-    t0 = time.perf_counter()
-    r = simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau, f.node_cores, f.node_mem,
-                 f.node_disk, f.node_speed, p["queue"], p["allocation"], alloc_seed, p["cl_mask"])
-    return f, r, time.perf_counter() - t0
-
-
-def _schedule_plugins(p: Mapping[str, Any], f: Flow, alloc_seed: int) -> tuple[Result, float]:
-    """The schedule with plug-ins (``plugin_kernel``, compiled only by specs that name one),
-    and the kernel wall time (s). A built-in queue runs as its plug-in form; a built-in
-    allocation runs as itself."""
-    from . import plugin_kernel
-    from .._plugins import function
-    from .bookkeeping import CL_MASKS
-
-    module = sys.modules[__name__]
-    queue_fn = function(module, "queue", p["queue"])
-    if is_plugin_path(p["allocation"]):
-        alloc_fn, alloc_code = function(module, "allocation", p["allocation"]), -1
-    else:     # the placeholder is never called: the kernel takes one function type
-        alloc_fn, alloc_code = function(module, "allocation", "first_fit"), ALLOCATIONS.index(p["allocation"])
-    t0 = time.perf_counter()
-    r = plugin_kernel.simulate(f, queue_fn, alloc_fn, alloc_code, CL_MASKS.index(p["cl_mask"]), alloc_seed,
-                               (p["queue"], p["allocation"]))
-    return r, time.perf_counter() - t0
-
-
-def _with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
-    p = {q.name: q.default for q in PARAMS}
-    p.update(params)
-    resolve_layout(p)
-    return p
 
 
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:

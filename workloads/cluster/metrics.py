@@ -98,3 +98,9 @@ def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: 
     else:
         reason = 1
     return out, reason
+
+
+def late_starts(res: Result) -> float:
+    """Jobs that started after their guaranteed start (``Result.bound``; NaN bound: none)."""
+    with np.errstate(invalid="ignore"):
+        return float(np.sum(res.start > res.bound))

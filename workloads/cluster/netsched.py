@@ -39,10 +39,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import empty_outputs, substream_seeds, substreams
-from . import METRICS, _with_defaults as cluster_defaults, flow as make_flow, late_starts
 from . import comm_metrics, netsim, spmd, topo_allocation, topo_backfill, topology
 from . import network as net
-from .metrics import compute, offered_load
+from .flows import flow as make_flow
+from .metrics import compute, late_starts, offered_load
+from .params import METRICS, with_defaults as cluster_defaults
 from .simulator import Result
 
 

@@ -38,7 +38,6 @@ import numpy as np
 from numba import types
 
 from .._plugins import ro_array, rw_array
-from .points import HELPERS, STATE  # noqa: F401 - declared without numba, handed on
 
 #: Per job (index j): submit time (s), processes, memory and disk per process (KB), the user's estimate (s).
 Jobs = namedtuple("Jobs", ["submit", "cores", "mem", "disk", "estimate"])
