@@ -391,6 +391,9 @@ def verify(targets: Iterable[str] = (), *, quick: bool = False, replications: in
     with tempfile.TemporaryDirectory(prefix="schedsweep-verify-") as scratch:
         for target in targets:
             if _is_store(target):
+                if replications or seed is not None or quick:
+                    raise QueryError(f"{target}: a store is read as it is; --quick, --replications and --seed "
+                                     "apply to specs")
                 path = Path(target)
             else:
                 from .spec import load

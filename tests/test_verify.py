@@ -207,6 +207,8 @@ def test_an_override_that_removes_a_referenced_coordinate_drops_that_reference(w
     assert cli.main(["verify", str(store), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["specs"][0]["claims"][0]["verdict"] == "holds" and doc["papers"][0]["paper"] == "ref"
+    assert cli.main(["verify", str(store), "--replications", "5"]) == 2
+    assert "a store is read as it is" in capsys.readouterr().err
 
 
 def test_verify_refuses_contradictory_options_in_one_line(capsys):
