@@ -360,8 +360,9 @@ def run_target(target: str, replications: int | None, seed: int | None, results:
     from .execute import run
     from .spec import load
 
-    overrides = ([f"replications={replications}"] if replications else []) + ([f"seed={seed}"] if seed is not None else [])
     spec = load(target)
+    size = "max_replications" if spec.auto else "replications"  # "auto" stops each cell by precision
+    overrides = ([f"{size}={replications}"] if replications else []) + ([f"seed={seed}"] if seed is not None else [])
     if overrides or fresh:
         tag = f"-n{replications or spec.replications}" + (f"-s{seed}" if seed is not None else "")
         store = results / "verify" / f"{spec.name}{tag}.zarr"
