@@ -580,7 +580,7 @@ def render(result: dict[str, Any], fmt: str = "text") -> str:
         for card in result["specs"]:
             out += ["", f"### {card['spec']}", "", "```text", block_text(card), "```"]
         if result["skipped"]:
-            out += ["", "Not in the quick set: " + "; ".join(f"{k} ({v})" for k, v in result["skipped"].items())]
+            out += ["", "Not in the quick set:", ""] + [f"- {k}: {v}" for k, v in result["skipped"].items()]
         return "\n".join(out)
     out = [block_text(card) + "\n" for card in result["specs"]]
     out.append("Summary (values: inside CI / within tolerance / unresolved / outside; claims: holds / tie / fails)")
@@ -588,8 +588,7 @@ def render(result: dict[str, Any], fmt: str = "text") -> str:
     out.append("")
     out.append(_aligned(("paper", "specs", "counts", "verdict"), papers_))
     if result["skipped"]:
-        out.append("")
-        out.append("Not in the quick set: " + "; ".join(f"{k} ({v})" for k, v in result["skipped"].items()))
+        out += ["", "Not in the quick set:"] + [f"  {k}: {v}" for k, v in result["skipped"].items()]
     return "\n".join(out)
 
 
