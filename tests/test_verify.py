@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from hypothesis import given, settings, strategies as st_
 from scipy import stats as st
 
 from schedsweep import pipeline
@@ -122,6 +123,22 @@ def test_each_claim_kind_on_paired_data(kind, means, verdict):
     rows = [env + m + _noise(30, 0.1, 10 + i) for i, m in enumerate(means)]
     kw = {"at": "a"} if kind == "min" else {}
     assert verify.judge_claim(_claim(kind=kind, **kw), _data(rows, ["a", "b", "c"]))["verdict"] == verdict
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st_.sampled_from(["max", "min", "increasing", "decreasing"]), k=st_.integers(2, 4),
+       n=st_.integers(3, 25), seed=st_.integers(0, 2 ** 32 - 1), spread=st_.floats(0.0, 3.0))
+def test_a_resolved_verdict_agrees_with_the_point_means(kind, k, n, seed, spread):
+    """Holds => the claim holds on the means; fails => it does not; a tie may go either way."""
+    rng = np.random.default_rng(seed)
+    rows = rng.normal(0, 1, (1, n)) * 5 + rng.normal(0, spread, (k, 1)) + rng.normal(0, 1, (k, n))
+    xs = list("abcd"[:k])
+    claim = _claim(kind=kind, **({"at": "a"} if kind in ("max", "min") else {}))
+    judged = verify.judge_claim(claim, _data(list(rows), xs))["verdict"]
+    on_means = reference.check_claim(claim, _data(list(rows), xs).mean("replication"))["holds"]
+    assert judged in ("holds", "fails", "tie")
+    if judged != "tie":
+        assert on_means is (judged == "holds")
 
 
 def test_peak_near_and_ratio_at_least():
