@@ -541,8 +541,8 @@ def block_text(card: dict[str, Any]) -> str:
                        f"ours {_num(v['ours'])} ± {_num(v['half_width'], '.2g')}  {_rel(v['relative'])} "
                        f"(±{v['tolerance']:.0%}){_need(v['needed'])}" + (f"  [{v['source']}]" if v["source"] else ""))
     if card["claims"]:
-        out.append(f"   published claims ({level} CI of {'paired' if all(c['paired'] for c in card['claims']) else 'paired/unpaired'} "
-                   "differences across replications)")
+        pairing = "paired" if all(c["paired"] for c in card["claims"]) else "paired or (independent dims) Welch"
+        out.append(f"   published claims ({level} CI of {pairing} differences across replications)")
         for c in card["claims"]:
             out.append(f"     {c['verdict']:<16} {c['text']}{_claim_need(c)}" + (f"  [{c['source']}]" if c["source"] else ""))
             for s in c["slices"]:
