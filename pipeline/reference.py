@@ -139,7 +139,8 @@ def _named(entry: dict, claim: bool) -> list[tuple[str, Any]]:
         if entry.get("kind") in ("max", "min"):
             named.append((along, entry.get("at")))
         named += [(along, entry.get(k)) for k in ("a", "b") if entry.get(k) is not None]
-        named += [(along, v) for v in entry.get("among") or [] if isinstance(entry.get("among"), list)]
+        among = entry.get("among")
+        named += [(along, v) for v in among] if isinstance(among, list) else []
     return named
 
 

@@ -293,9 +293,7 @@ def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> N
     for dim in spec.dims:
         for member, values in dim.members.items():
             coords[member] = tuple(values)
-    for m in module.METRICS:
-        for extra, labels in m.dims:
-            coords[extra] = tuple(labels)
+    coords.update(_metric_dims(module))
     try:
         parse_reference(doc, where, metrics, coords)
     except ReferenceError as exc:

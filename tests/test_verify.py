@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from hypothesis import given, settings, strategies as st_
 from scipy import stats as st
 
 from schedsweep import pipeline
@@ -124,6 +125,22 @@ def test_each_claim_kind_on_paired_data(kind, means, verdict):
     assert verify.judge_claim(_claim(kind=kind, **kw), _data(rows, ["a", "b", "c"]))["verdict"] == verdict
 
 
+@settings(max_examples=60, deadline=None)
+@given(kind=st_.sampled_from(["max", "min", "increasing", "decreasing"]), k=st_.integers(2, 4),
+       n=st_.integers(3, 25), seed=st_.integers(0, 2 ** 32 - 1), spread=st_.floats(0.0, 3.0))
+def test_a_resolved_verdict_agrees_with_the_point_means(kind, k, n, seed, spread):
+    """Holds => the claim holds on the means; fails => it does not; a tie may go either way."""
+    rng = np.random.default_rng(seed)
+    rows = rng.normal(0, 1, (1, n)) * 5 + rng.normal(0, spread, (k, 1)) + rng.normal(0, 1, (k, n))
+    xs = list("abcd"[:k])
+    claim = _claim(kind=kind, **({"at": "a"} if kind in ("max", "min") else {}))
+    judged = verify.judge_claim(claim, _data(list(rows), xs))["verdict"]
+    on_means = reference.check_claim(claim, _data(list(rows), xs).mean("replication"))["holds"]
+    assert judged in ("holds", "fails", "tie")
+    if judged != "tie":
+        assert on_means is (judged == "holds")
+
+
 def test_peak_near_and_ratio_at_least():
     env = np.random.default_rng(9).normal(0, 5, 30)
     rows = [env + m + _noise(30, 0.1, 20 + i) for i, m in enumerate([1, 4, 5, 2])]
@@ -207,6 +224,8 @@ def test_an_override_that_removes_a_referenced_coordinate_drops_that_reference(w
     assert cli.main(["verify", str(store), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["specs"][0]["claims"][0]["verdict"] == "holds" and doc["papers"][0]["paper"] == "ref"
+    assert cli.main(["verify", str(store), "--replications", "5"]) == 2
+    assert "a store is read as it is" in capsys.readouterr().err
 
 
 def test_verify_refuses_contradictory_options_in_one_line(capsys):
