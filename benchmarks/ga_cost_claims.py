@@ -97,13 +97,17 @@ def report(path: str, along: str, kind: str, latencies: list[float], gene_time: 
     xs = [v.item() for v in ds[along].values]
     lines = [f"## {path}: T_p in model time along {along} ({kind}); costs in evaluations, "
              f"gene time {gene_time:g}", "",
-             f"| latency | {' | '.join(f'{along} = {x}' for x in xs)} | verdict (n for a tie) |",
-             "|---|" + "---|" * len(xs) + "---|"]
+             f"| latency | {' | '.join(f'{along} = {x}' for x in xs)} | last − first, paired | lowest mean at | "
+             "verdict (n for a tie) |",
+             "|---|" + "---|" * len(xs) + "---|---|---|"]
     for lat in latencies:
         ys = model_time(ds, lat, gene_time)
         means = " | ".join(f"{np.nanmean(y):.3g}" for y in ys)
         verdict, need = judge(kind, ys, level)
-        lines.append(f"| {lat:g} | {means} | {verdict}{f' ({need})' if need else ''} |")
+        ends = contrast(ys[-1], ys[0], level)
+        low = xs[int(np.nanargmin([np.nanmean(y) for y in ys]))]
+        lines.append(f"| {lat:g} | {means} | {ends[0]:+.3g} ± {ends[1]:.2g} | {low} | "
+                     f"{verdict}{f' ({need})' if need else ''} |")
     reached = " | ".join(str(int(n)) for n in np.isfinite(model_time(ds, 0.0)).sum(axis=1))
     migr = " | ".join(f"{np.nanmean(m):.3g}" for m in ds["migrations_to_solution"].values.astype(float))
     lines += ["", f"replications that reached the target, per cell: {reached}",

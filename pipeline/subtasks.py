@@ -60,7 +60,19 @@ def worker_cluster() -> tuple | None:
         worker = distributed.get_worker()
     except (ImportError, ValueError):
         return None
-    return worker.scheduler.address, worker.security
+    return worker.scheduler.address, _as_client(worker.security)
+
+
+def _as_client(security: Any) -> Any:
+    """The worker's TLS settings for a client: a Slurm worker gets its certificate as the
+    worker's role only (dask-jobqueue's --tls-cert), and the scheduler asks clients for one too;
+    every role uses the same temporary certificate (``pipeline.slurm.temporary_security``)."""
+    if security is None or getattr(security, "tls_client_cert", None) or not getattr(security, "tls_worker_cert", None):
+        return security
+    from distributed.security import Security
+
+    return Security(require_encryption=security.require_encryption, tls_ca_file=security.tls_ca_file,
+                    tls_client_cert=security.tls_worker_cert, tls_client_key=security.tls_worker_key)
 
 
 @contextlib.contextmanager
