@@ -87,13 +87,12 @@ def seceded() -> Iterator[None]:
         distributed.rejoin()
 
 
-def run_connected(cluster: tuple, workload: str, params: dict[str, Any], seeds: Any) -> dict[str, Any]:
-    """In the child: remember the cluster, then run the replications (``tasks.run_replications``)."""
+def run_connected(cluster: tuple, run: Callable, *args: Any) -> Any:
+    """In the child: remember the cluster, then ``run(*args)`` (``tasks.run_replications``,
+    handed in so that this module stays beneath ``tasks``)."""
     global _cluster
-    from .tasks import run_replications
-
     _cluster = cluster
-    return run_replications(workload, params, seeds)
+    return run(*args)
 
 
 def client() -> Any:

@@ -136,7 +136,8 @@ def _call_replications(workload: str, params: dict[str, Any], seeds: np.ndarray,
     if cluster is None:
         return child.call(run_replications, workload, params, seeds, timeout=timeout)
     with subtasks.seceded():
-        return child.call(subtasks.run_connected, cluster, workload, params, seeds, timeout=timeout)
+        return child.call(subtasks.run_connected, cluster, run_replications, workload, params, seeds,
+                          timeout=timeout)
 
 
 def _what(exc: Exception) -> str:
