@@ -28,7 +28,7 @@ OUT = ROOT / "jobs" / "estimates.json"
 def spec_rates(paths: list[Path], seconds: float) -> dict[str, dict]:
     """{file name: {seconds_per_replication, cells, identity}} for the given specs."""
     from schedsweep.pipeline.catalogue import pilot, pilot_cells
-    from schedsweep.pipeline.estimates import identity_hash
+    from schedsweep.pipeline.estimates import spec_key
     from schedsweep.pipeline.spec import load
     from schedsweep.workloads._stdio import stdout_to_stderr
 
@@ -38,7 +38,7 @@ def spec_rates(paths: list[Path], seconds: float) -> dict[str, dict]:
         with stdout_to_stderr():  # solver banners must not mix into the table
             rate = pilot(spec, seconds)
         out[path.name] = {"seconds_per_replication": float(f"{rate:.4g}"), "cells": len(pilot_cells(spec)),
-                          "identity": identity_hash(spec.identity())}
+                          "identity": spec_key(spec.text)}
         print(f"{path.name:<44} {rate * 1e3:10.3g} ms per replication", flush=True)
     return out
 

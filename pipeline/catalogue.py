@@ -196,7 +196,7 @@ def shipped_estimate(spec: Spec) -> tuple[float | None, str]:
     """The estimate shipped with a spec of ours (``jobs/estimates.json``), scaled to this machine's cores."""
     from .estimates import spec_seconds_per_rep
 
-    rate = spec_seconds_per_rep(Path(spec.path).name, spec.identity())
+    rate = spec_seconds_per_rep(Path(spec.path).name, spec.text)
     if rate is None:
         return None, ""
     return rate * spec.n_cells * spec.replications / cores(), \

@@ -29,16 +29,30 @@ def shipped() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def identity_hash(identity: str) -> str:
-    """Short hash of a spec's identity: an estimate is valid for the spec it was measured on."""
-    return hashlib.sha256(identity.encode()).hexdigest()[:16]
+#: Keys of a spec that do not change what a replication costs.
+_NOT_COST = ("name", "description", "reproduces", "reference", "run")
 
 
-def spec_seconds_per_rep(file_name: str, identity: str) -> float | None:
-    """Measured seconds per replication (one core) of the shipped spec ``file_name``, or None
-    when there is none or the spec changed since it was measured."""
+def spec_key(text: str) -> str:
+    """Short hash of what in a spec's text sets its cost (workload, params, sweep, replications,
+    ...; not its description, references or [run] options): an estimate is valid for the spec
+    as it was measured. A changed model default does not invalidate it (the cost moves little;
+    the script refreshes it)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return ""
+    kept = {k: v for k, v in doc.items() if k not in _NOT_COST}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def spec_seconds_per_rep(file_name: str, text: str) -> float | None:
+    """Measured seconds per replication (one core) of the shipped spec ``file_name`` whose
+    text is ``text``, or None when there is none or the spec changed since it was measured."""
     entry = shipped().get("specs", {}).get(file_name)
-    if not isinstance(entry, dict) or entry.get("identity") != identity_hash(identity):
+    if not isinstance(entry, dict) or entry.get("identity") != spec_key(text):
         return None
     value = entry.get("seconds_per_replication")
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
