@@ -120,8 +120,13 @@ def speed(trace: str, queue: str, repeats: int) -> dict:
     ps = swf.read(trace, conversion="pyss")
     args = [np.ascontiguousarray(x) for x in (ps.submit, ps.run, ps.procs.astype(np.int64), ps.estimate)]
     t_pyss = best(lambda: pyss_kernel.simulate_pyss(*args, ps.max_procs, pyss_kernel.NAMES.index(queue)))
+    got = dict(zip(ps.job_id.tolist(), pyss_kernel.simulate_pyss(*args, ps.max_procs,
+                                                                 pyss_kernel.NAMES.index(queue)).tolist()))
+    old = earlier_reading(swf.read_fields(trace)[0], ps.max_procs, queue)
+    moved = sum(old[j] != got[j] for j in old if j in got)
     return dict(trace=os.path.basename(trace), queue=queue, jobs_textbook=tb.n_jobs, jobs_pyss=ps.n_jobs,
-                textbook_s=t_text, pyss_s=t_pyss, pyss_over_textbook=t_pyss / t_text)
+                textbook_s=t_text, pyss_s=t_pyss, pyss_over_textbook=t_pyss / t_text, kept_before=len(old),
+                moved_by_conversion=moved)
 
 
 def main() -> None:
