@@ -2,10 +2,13 @@
 against pyss mode, on the first N jobs of SWF traces.
 
     python benchmarks/bench_pyss.py --jobs 2000 --queues easy [TRACE ...]
+    python benchmarks/bench_pyss.py --speed          # whole traces: pyss mode's time against textbook's
 
-Prints, per trace and queue: jobs compared, share of start times equal between the
-pyss kernel and the naive reference (must be 100%), share equal between textbook and
-pyss modes (same trace lines; each mode with its own conversion), and wall times.
+Prints, per trace and queue: jobs compared, jobs whose start time differs between the
+pyss kernel and the naive reference (must be 0) and the share equal, jobs the conversion
+of the earlier reading kept and how many of them the conversion from pyss's source moves,
+the share equal between textbook and pyss modes (same trace lines; each mode with its own
+conversion), and wall times.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from naive_pyss import convert_pyss, simulate_pyss  # noqa: E402
 
 from schedsweep.workloads.cluster import schedule, swf  # noqa: E402
 
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
+
 
 def head(trace: str, n: int, out: str) -> int:
     """Write the header and the first ``n`` data lines of ``trace`` to ``out``; MaxProcs."""
@@ -43,6 +48,28 @@ def head(trace: str, n: int, out: str) -> int:
     return mp
 
 
+def earlier_reading(data: np.ndarray, m: int, queue: str) -> dict[int, float]:
+    """Start times in pyss mode under the conversion this project used before it was taken
+    from pyss's source (processors requested first; a job past its request cut there with
+    the request as estimate; run 0 or request -1 a 1 s job; other bad records dropped):
+    how many jobs the conversion fix moves."""
+    from schedsweep.workloads.cluster.pyss_kernel import NAMES, simulate_pyss as kernel
+
+    run, req_time = data[:, 3], data[:, 8]
+    procs = np.where(data[:, 7] > 0, data[:, 7], data[:, 4]).astype(np.int64)
+    one = (run == 0) | (req_time == -1)
+    est = np.where(one, 1.0, req_time)
+    run = np.where(one, 1.0, np.minimum(run, req_time))
+    procs = np.where(one & (procs <= 0), 1, procs)
+    keep = (run >= 0) & (procs > 0) & (est > 0) & (procs <= m)
+    ids, submit = data[keep, 0].astype(np.int64), data[keep, 1]
+    order = np.lexsort((ids, submit))
+    start = kernel(np.ascontiguousarray(submit[order]), np.ascontiguousarray(run[keep][order]),
+                   np.ascontiguousarray(procs[keep][order]), np.ascontiguousarray(est[keep][order]), m,
+                   NAMES.index(queue))
+    return dict(zip(ids[order].tolist(), start.tolist()))
+
+
 def compare(trace: str, n: int, queue: str, textbook: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "head.swf")
@@ -51,14 +78,17 @@ def compare(trace: str, n: int, queue: str, textbook: bool = True) -> dict:
         t0 = time.perf_counter()
         f, r, wall = schedule({"source": "swf", "trace": path, "semantics": "pyss", "queue": queue}, 1)
         t_kernel = time.perf_counter() - t0
-        jobs = [j for j in convert_pyss(data.tolist()) if j[3] <= m]
+        jobs = convert_pyss(data.tolist(), m)
         t0 = time.perf_counter()
         ref = simulate_pyss(jobs, m, queue)
         t_naive = time.perf_counter() - t0
         got = dict(zip(f.job_id.tolist(), r.start.tolist()))
         assert set(got) == set(ref), "pyss conversion: kernel and naive keep different jobs"
         same = sum(got[j] == ref[j] for j in ref)
-        row = dict(trace=os.path.basename(trace), queue=queue, jobs=len(ref), pyss_vs_naive=same / len(ref),
+        old = earlier_reading(data, m, queue)
+        moved = sum(old[j] != got[j] for j in old if j in got)
+        row = dict(trace=os.path.basename(trace), queue=queue, jobs=len(ref), differ_from_naive=len(ref) - same,
+                   pyss_vs_naive=same / len(ref), kept_before=len(old), moved_by_conversion=moved,
                    t_kernel=t_kernel, t_naive=t_naive)
         if textbook:
             ft, rt, _ = schedule({"source": "swf", "trace": path, "queue": queue, "allocation": "first_fit"}, 1)
@@ -69,13 +99,54 @@ def compare(trace: str, n: int, queue: str, textbook: bool = True) -> dict:
         return row
 
 
+def speed(trace: str, queue: str, repeats: int) -> dict:
+    """Kernel CPU seconds (best of ``repeats``) of textbook and pyss modes on the whole
+    trace, each with its own conversion, parsing excluded, compiled beforehand."""
+    from schedsweep.workloads.cluster import pyss_kernel, simulator
+
+    def best(run) -> float:
+        run()                            # compile or load from the cache
+        times = []
+        for _ in range(repeats):
+            c0 = time.process_time()
+            run()
+            times.append(time.process_time() - c0)
+        return min(times)
+
+    tb = swf.read(trace)
+    m, z = tb.max_procs, np.zeros(tb.n_jobs)
+    one = np.ones(m)
+    t_text = best(lambda: simulator.simulate(tb.submit, tb.procs, z, z, tb.estimate, tb.run, np.ones(m, np.int64),
+                                             one, one, one, queue, "first_fit", 1))
+    ps = swf.read(trace, conversion="pyss")
+    args = [np.ascontiguousarray(x) for x in (ps.submit, ps.run, ps.procs.astype(np.int64), ps.estimate)]
+    t_pyss = best(lambda: pyss_kernel.simulate_pyss(*args, ps.max_procs, pyss_kernel.NAMES.index(queue)))
+    got = dict(zip(ps.job_id.tolist(), pyss_kernel.simulate_pyss(*args, ps.max_procs,
+                                                                 pyss_kernel.NAMES.index(queue)).tolist()))
+    old = earlier_reading(swf.read_fields(trace)[0], ps.max_procs, queue)
+    moved = sum(old[j] != got[j] for j in old if j in got)
+    return dict(trace=os.path.basename(trace), queue=queue, jobs_textbook=tb.n_jobs, jobs_pyss=ps.n_jobs,
+                textbook_s=t_text, pyss_s=t_pyss, pyss_over_textbook=t_pyss / t_text, kept_before=len(old),
+                moved_by_conversion=moved)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("traces", nargs="*", default=sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "shared" / "traces" / "*.swf.gz"))))
+    ap.add_argument("traces", nargs="*", default=sorted(glob.glob(os.path.join(SHARED, "traces", "*.swf.gz"))))
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--queues", nargs="+", default=["fcfs", "easy", "conservative"])
     ap.add_argument("--no-textbook", action="store_true", help="skip the textbook run (its kernel compile)")
+    ap.add_argument("--speed", action="store_true",
+                    help="whole traces: kernel CPU s of textbook and pyss modes (no naive reference)")
+    ap.add_argument("--repeats", type=int, default=3, help="--speed: best of this many runs")
     a = ap.parse_args()
+    if a.speed:
+        for tr in a.traces:
+            for q in a.queues:
+                r = speed(tr, q, a.repeats)
+                print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()),
+                      flush=True)
+        return
     for tr in a.traces:
         for q in a.queues:
             r = compare(tr, a.jobs, q, not a.no_textbook)

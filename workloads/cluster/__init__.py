@@ -19,14 +19,14 @@ reason code: a non-zero reason would mark every part-1 replication "no result").
 a separate kernel, ``pyss_kernel.py``, imported and compiled only when asked: events one
 at a time (Submission < Termination < Start), a pass after each, estimated ends free
 from then on, conservative compressed in one pass after terminations, pyss's trace
-conversion (a job that ran past its request is cut there and counted killed). It
+conversion as pyss's source does it (``swf.pyss_fields``: a job that ran past its
+request runs until the request, counted killed, and keeps its run time as estimate). It
 supports queue fcfs / easy / conservative, network 'none', allocation 'first_fit',
 homogeneous speeds, non-binding memory (``check_params`` names the rest); per-node
 variances and memory/disk use are NaN there (one processor pool). Measured
-(``benchmarks/pyss.md``): on the first 2,000 CTC-SP2 jobs the kernel's start times
-equal the plain reference ``tests/naive_pyss.py`` for 100% of jobs (FCFS, EASY,
-conservative); textbook and pyss modes agree on 37% (FCFS) and 55% (EASY) of start
-times. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
+(``benchmarks/pyss.md``): on the first 2,000 jobs of every shared trace the kernel's
+start times equal the plain reference ``tests/naive_pyss.py`` for every job (FCFS,
+EASY, conservative), and on whole traces it runs within 2x of the textbook kernel. ``kill_at_estimate = true`` (any trace, textbook semantics): estimate = the
 requested time, so a job that ran longer is killed at start + request (``killed_jobs``).
 
 Plug-ins (README "Your own algorithm"): ``queue`` and ``allocation`` also take a

@@ -17,13 +17,15 @@ Rules (as the plain reference ``tests/naive_pyss.py``):
   conservative: reserve each job at submission at its earliest start; after a
   termination move every waiting job, in queue order, to its earliest start (one pass).
 
-Capacity questions rebuild a step profile from the snapshot (O(R log R), R intervals);
-a pass rebuilds it only after it changed.
+The snapshot is one step profile of free processors (``profile.py``, the conservative
+profile of the textbook kernel), changed in place by each start, termination and
+reservation: a capacity question scans only the steps it needs.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import profile
 from ._jit import allocating, kernel
 
 # functions that allocate (argsort, the state arrays) need numba's reference counting
@@ -33,53 +35,17 @@ FCFS, EASY, CONSERVATIVE = 0, 1, 2
 NAMES = ("fcfs", "easy", "conservative")
 
 
-@jit
-def _profile(now, act, na, s, e, p, total, tt, dd, T, F) -> int:
-    """Boundaries ``T[:k]`` (T[0] = now) and free processors ``F[i]`` on ``[T[i], T[i+1])``
-    of the snapshot intervals ``act[:na]`` from ``now`` on; returns k."""
-    m = 1
-    tt[0] = now
-    dd[0] = 0
-    for i in range(na):
-        j = act[i]
-        if e[j] > now:
-            tt[m] = max(s[j], now)
-            dd[m] = -p[j]
-            tt[m + 1] = e[j]
-            dd[m + 1] = p[j]
-            m += 2
-    order = np.argsort(tt[:m], kind="mergesort")
-    k = 0
-    free = total
-    i = 0
-    while i < m:
-        t = tt[order[i]]
-        while i < m and tt[order[i]] == t:
-            free += dd[order[i]]
-            i += 1
-        T[k] = t
-        F[k] = free
-        k += 1
-    return k
-
-
 @kernel
-def _fits_at(T, F, k, i, procs, dur) -> bool:
-    t1 = T[i] + dur
-    for m in range(i, k):
-        if T[m] >= t1:
-            break
-        if F[m] < procs:
+def _fits_now(pt, pf, meta, now: float, n: int, d: float) -> bool:
+    """Whether ``n`` processors are free over ``[now, now + d)`` (the profile pruned to now)."""
+    t1 = now + d
+    s = meta[1]
+    q = meta[0]
+    while q < s and pt[q] < t1:
+        if pf[q] < n:
             return False
+        q += 1
     return True
-
-
-@kernel
-def _earliest(T, F, k, procs, dur) -> float:
-    for i in range(k):
-        if _fits_at(T, F, k, i, procs, dur):
-            return T[i]
-    return np.inf
 
 
 @kernel
@@ -125,133 +91,104 @@ def _heap_pop(ht, hj, n) -> int:
 def simulate_pyss(submit, run, procs, est, total: int, policy: int):
     """Start times (s) of every job of a flow in queue order, under pyss's rules.
 
-    ``run`` <= ``est`` for every job (pyss's conversion cuts a job at its request)."""
+    ``run`` <= ``est`` for every job (pyss's conversion guarantees it). The snapshot is
+    kept as a step profile of free processors (``profile.py``): a start takes the job's
+    processors on ``[now, now + est)``, a termination gives back what is left of that
+    window, a conservative reservation takes ``[s, s + est)`` until the job moves. Without
+    reservations (FCFS, and EASY outside its backfill step) every window in the profile
+    started by now, so the free processors never decrease from now on and a job fits its
+    whole window exactly when it fits now (one comparison)."""
     nj = submit.size
     start = np.empty(nj)
     start[:] = np.nan
-    s = np.zeros(nj)            # snapshot interval of job j: [s, e) on p processors
-    e = np.zeros(nj)
+    s = np.zeros(nj)                   # conservative: job j's reservation starts at s[j]
     p = procs.astype(np.int64)
-    act = np.zeros(nj + 1, np.int64)   # jobs with an interval; pos[j] its index, -1 none
-    pos = -np.ones(nj + 1, np.int64)
-    na = 0
-    wait = np.zeros(nj, np.int64)      # waiting jobs in queue order
+    wait = np.zeros(nj, np.int64)      # waiting jobs in queue order: wait[w0:w0 + nw]
+    w0 = 0                             # (a job is appended once: w0 + nw <= nj)
     nw = 0
     ht = np.zeros(nj + 1)
     hj = np.zeros(nj + 1, np.int64)    # push order << 32 | job
     nh = 0
     seq = 0
-    tt = np.zeros(2 * nj + 3)
-    dd = np.zeros(2 * nj + 3, np.int64)
-    T = np.zeros(2 * nj + 3)
-    F = np.zeros(2 * nj + 3, np.int64)
+    # live steps <= 2 (intervals + 1) + 1, dead ones <= capacity / 4 or 64 before prune compacts
+    pt, pf, meta = profile.new(4 * nj + 80, total)
     ia = 0
     while ia < nj or nh > 0:
         if ia < nj and (nh == 0 or submit[ia] <= ht[0]):
             now = submit[ia]
             j = ia
             ia += 1
-            wait[nw] = j
+            profile.prune(pt, pf, meta, now)
+            wait[w0 + nw] = j
             nw += 1
-            k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
             if policy == CONSERVATIVE:
-                t = _earliest(T, F, k, p[j], est[j])
+                t = profile.earliest(pt, pf, meta, now, p[j], est[j], np.inf)
                 s[j] = t
-                e[j] = t + est[j]
-                act[na] = j
-                pos[j] = na
-                na += 1
+                profile.add(pt, pf, meta, t, t + est[j], -p[j])
                 if t == now:
                     start[j] = now
                     nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
                     seq += 1
                     nw -= 1
                 continue
-            if not _fits_at(T, F, k, 0, p[j], est[j]):
+            if pf[meta[0]] < p[j]:      # no reservation in the profile: free only grows from now
                 continue
         else:
             now = ht[0]
             j = hj[0] & 0xFFFFFFFF
             nh = _heap_pop(ht, hj, nh)
-            i = pos[j]                  # remove j's interval
-            na -= 1
-            act[i] = act[na]
-            pos[act[i]] = i
-            pos[j] = -1
+            profile.prune(pt, pf, meta, now)
+            end = start[j] + est[j]     # the rest of j's window is free again
+            if end > now:
+                profile.add(pt, pf, meta, now, end, p[j])
         # the scheduling pass
         if policy == CONSERVATIVE:
             w = 0
-            for r in range(nw):
+            for r in range(w0, w0 + nw):
                 j = wait[r]
                 if s[j] > now:
-                    i = pos[j]
-                    na -= 1
-                    act[i] = act[na]
-                    pos[act[i]] = i
-                    k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
-                    t = _earliest(T, F, k, p[j], est[j])
+                    profile.add(pt, pf, meta, s[j], s[j] + est[j], p[j])
+                    t = profile.earliest(pt, pf, meta, now, p[j], est[j], np.inf)
                     s[j] = t
-                    e[j] = t + est[j]
-                    act[na] = j
-                    pos[j] = na
-                    na += 1
+                    profile.add(pt, pf, meta, t, t + est[j], -p[j])
                 if s[j] == now:
                     start[j] = now
                     nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
                     seq += 1
                 else:
-                    wait[w] = j
+                    wait[w0 + w] = j
                     w += 1
             nw = w
             continue
-        k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
-        h = 0                           # FCFS part: the head while it fits
-        while h < nw and _fits_at(T, F, k, 0, p[wait[h]], est[wait[h]]):
-            j = wait[h]
+        # FCFS part: the head while it fits. Only running jobs are in the profile here, so
+        # the free processors never decrease from now on: fitting now is fitting the window.
+        h = 0
+        while h < nw and pf[meta[0]] >= p[wait[w0 + h]]:
+            j = wait[w0 + h]
             start[j] = now
-            s[j] = now
-            e[j] = now + est[j]
-            act[na] = j
-            pos[j] = na
-            na += 1
+            profile.add(pt, pf, meta, now, now + est[j], -p[j])
             nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
             seq += 1
             h += 1
-            k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
-        for r in range(h, nw):
-            wait[r - h] = wait[r]
+        w0 += h                         # the started heads leave the front
         nw -= h
         if policy == EASY and nw > 1:
-            hd = wait[0]
-            t = _earliest(T, F, k, p[hd], est[hd])
-            s[hd] = t
-            e[hd] = t + est[hd]
-            act[na] = hd
-            pos[hd] = na
-            na += 1
-            k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
+            hd = wait[w0]
+            t = profile.earliest(pt, pf, meta, now, p[hd], est[hd], np.inf)
+            profile.add(pt, pf, meta, t, t + est[hd], -p[hd])
             w = 1
-            for r in range(1, nw):
+            for r in range(w0 + 1, w0 + nw):
                 j = wait[r]
-                if _fits_at(T, F, k, 0, p[j], est[j]):
+                if _fits_now(pt, pf, meta, now, p[j], est[j]):
                     start[j] = now
-                    s[j] = now
-                    e[j] = now + est[j]
-                    act[na] = j
-                    pos[j] = na
-                    na += 1
+                    profile.add(pt, pf, meta, now, now + est[j], -p[j])
                     nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
                     seq += 1
-                    k = _profile(now, act, na, s, e, p, total, tt, dd, T, F)
                 else:
-                    wait[w] = j
+                    wait[w0 + w] = j
                     w += 1
             nw = w
-            i = pos[hd]                 # the head's reservation is not kept
-            na -= 1
-            act[i] = act[na]
-            pos[act[i]] = i
-            pos[hd] = -1
+            profile.add(pt, pf, meta, t, t + est[hd], p[hd])   # the head's reservation is not kept
     return start
 
 

@@ -9,7 +9,8 @@ time. Part 2 adds packet events to the same loop (``netsim.py``).
 
 The loop is compiled once per queue policy (:data:`_RUN`): a spec compiles only the
 passes its policies need, and EASY's pass, the one whose speed needs it, is inlined into
-its own loop alone.
+its own loop alone; conservative's loop inlines ``bookkeeping.finish_job`` too, the others
+call it (one shared compiled copy).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ._jit import kernel
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
     I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
-    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish)
+    MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
@@ -99,7 +100,13 @@ def _event_loop(policy: int):
                 _t, ek, d, ctr[I_HSIZE] = events.pop(ht, hk, hd, ctr[I_HSIZE])
                 kind = events.key_kind(ek)
                 if kind == events.COMPUTE_END or kind == events.KILL:
-                    finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
+                    if policy == CONSERVATIVE:
+                        # inlined: the call passes the ~13 state tuples, and was measured to
+                        # halve conservative on KTH-SP2 (benchmarks/cluster.md, "Regression guard")
+                        finish_job(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof,
+                                   policy_q)
+                    else:
+                        finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
                 elif kind == events.JOB_START:
                     if np.isnan(start[d]) and res[d] == t:

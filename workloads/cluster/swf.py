@@ -129,8 +129,10 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     keep = valid & ~too_large
     if conversion != "pyss":
         cut = np.zeros(data.shape[0], bool)
-    # pyss's event queue breaks ties of submit time by creation order, i.e. file order
-    order = np.argsort(submit[keep], kind="stable") if conversion == "pyss" else np.lexsort((job_id[keep], submit[keep]))
+    if conversion == "pyss":      # pyss's event queue breaks ties of submit time by file order
+        order = np.argsort(submit[keep], kind="stable")
+    else:
+        order = np.lexsort((job_id[keep], submit[keep]))
     return Trace(path=path, max_procs=int(m), job_id=job_id[keep][order], submit=submit[keep][order],
                  run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
                  dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()),
