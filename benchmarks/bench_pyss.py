@@ -19,7 +19,6 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
