@@ -215,20 +215,24 @@ def test_plot_files_for_every_workload(store, tmp_path, capsys):
         assert f"[{declared}]" in svg.read_text() or declared in ("", "1")
 
 
-def test_report_for_every_workload_embeds_one_figure_per_dimension(store, html_report):
+def test_report_for_every_workload_embeds_one_figure(store, html_report):
+    """One figure (each defined metric drawn once), a table per defined metric; a metric
+    undefined in the whole store (e.g. network metrics without a network) is named, not drawn."""
     ds = pipeline.open_store(store)
     out = html_report
     parsed = parse_report(out)
-    assert len(parsed.images) == len(ds.attrs["dims"])
+    assert len(parsed.images) == (1 if ds.attrs["dims"] else 0)
     from PIL import Image
 
     for src in parsed.images:
         assert src.startswith("data:image/png;base64,")  # self-contained: nothing fetched
         image = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
         assert image.size[0] > 300 and image.size[1] > 200
+    defined = report.defined_metrics(ds)
+    assert defined
     for metric in ds.attrs["metrics"]:
-        assert parsed.tables[("metrics", metric)], metric
-        assert parsed.tables[("paired", metric)], metric
+        assert bool(parsed.tables.get(("metrics", metric))) == (metric in defined), metric
+        assert bool(parsed.tables.get(("paired", metric))) == (metric in defined), metric
     text = out.read_text()
     assert "<script" not in text and "http://" not in text and "https://" not in text
     assert ds.attrs["spec_text"].splitlines()[0].replace('"', "&quot;") in text
@@ -244,7 +248,7 @@ def _assert_report_equals_table(capsys, store: Path, parsed: ReportParser, secti
     for metrics in groups.values():
         shown.update({(k[0],) + _canon(k[1:]): v for k, v in table_markdown(capsys, store, metrics, *extra).items()})
     compared = 0
-    for metric in ds.attrs["metrics"]:
+    for metric in report.defined_metrics(ds):  # the report leaves out metrics undefined in the whole store
         rows = parsed.tables[(section, metric)]
         csv_rows = {_canon(k[1:]): v for k, v in expected.items() if k[0] == metric}
         assert len(rows) == len(csv_rows), (section, metric)
@@ -279,7 +283,7 @@ def test_report_paired_against_a_chosen_baseline(tmp_path, capsys):
     out = Path(run_cli(capsys, "report", store, "--figure-format", "svg").strip())
     assert out == store.with_name("mm1.html")
     parsed = parse_report(out)
-    assert parsed.svgs == 2 and parsed.images == []
+    assert parsed.svgs == 1 and parsed.images == []
     _assert_report_equals_table(capsys, store, parsed, "metrics", ())
 
 
