@@ -77,7 +77,9 @@ def scan(path: str | Path) -> Report:
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
     group = store_mod.open_group(path, "r")
     report = Report(path, store_format(group))
-    report.pending = (path / journal.NAME).exists()
+    # A run going on (it holds the lock) or interrupted (its journal is there): its compaction
+    # writes data before status, so data without status is not damage then.
+    report.pending = (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     if report.store_format < 2:
         return report
     attrs = store_mod.attrs_of(group)
@@ -91,6 +93,7 @@ def scan(path: str | Path) -> Report:
         missing = [n for n in names + ["seed"] if n not in files]
         raise StoreError(f"{path}: arrays {', '.join(missing)} are not in the layout of store format 2 (edited by hand?)")
     maps = {n: _chunk_map(files[n], report) for n in names}
+    report.pending = report.pending or (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     status = maps["status"][2]
     inner = files["status"].inner[-1]
     ran = _any_per_block(status != store_mod.NOT_RUN, inner)

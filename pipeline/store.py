@@ -582,6 +582,22 @@ def _grid(array: zarr.Array) -> tuple[int, ...]:
     return tuple(getattr(array, "shards", None) or array.chunks)
 
 
+def run_in_progress(path: Path) -> bool:
+    """Whether a run holds the store's lock now (:func:`locked`); never creates the lock file."""
+    real = Path(path).resolve()
+    try:
+        fd = os.open(real.with_name(real.name + ".lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock this took
+
+
 def _chunks_of(array: zarr.Array, where: tuple) -> list[tuple[int, ...]]:
     """The grid positions of the files (shards or chunks) that the selection ``where`` (ints and slices) touches."""
     ranges = []
@@ -786,6 +802,45 @@ def _coalesced(entries: list) -> list:
             for run in runs]
 
 
+def result_encoding(ds: xr.Dataset, chunk: int) -> dict[str, dict[str, Any]]:
+    """xarray's ``to_zarr`` encoding of a store's variables in format 2 (see :func:`_variables`):
+    result arrays sharded with checksummed inner chunks, every array with the checksum codec."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        enc: dict[str, Any] = {"compressors": compressors()}
+        if "replication" in var.dims and name != "replication":
+            lead = [d for d in var.dims[:var.dims.index("replication")]]
+            inner, shard = shard_layout(tuple(ds.sizes[d] for d in lead), ds.sizes["replication"], chunk)
+            extra = tuple(ds.sizes[d] for d in var.dims[len(lead) + 1:])
+            enc.update(chunks=inner + extra, shards=shard + extra)
+        out[name] = enc
+    return out
+
+
+def settle_presence(path: Path) -> None:
+    """Make every result array's inner chunks present exactly where ``status`` says a
+    replication ran (a store written by xarray drops chunks of only NaN; ours keeps them)."""
+    from .integrity import _any_per_block
+
+    group = open_group(path, "r+")
+    names = ["reason", *attrs_of(group).get("metrics", [])]
+    files = _file_handlers(path, [group["status"]] + [group[n] for n in names])
+    status = read_whole(files["status"], group["status"])
+    inner = files["status"].inner[-1]
+    ran = _any_per_block(status != NOT_RUN, inner)
+    for name in ["status", *names]:
+        f = files[name]
+        cells = status.ndim - 1
+        for pos in itertools.product(*(range(n) for n in f.grid())):
+            block, _, _ = f.load(pos)
+            present = np.zeros(f.per_shard, bool)
+            lo = [p * c // i for p, c, i in zip(pos[:cells + 1], f.chunks, f.inner)]
+            sel = tuple(slice(a, min(a + k, n)) for a, k, n in zip(lo, f.per_shard, ran.shape))
+            part = ran[sel]
+            present[tuple(slice(0, n) for n in part.shape)] = part.reshape(part.shape + (1,) * (f.per_shard.__len__() - part.ndim))
+            f.write(pos, block, present.ravel())
+
+
 class Writer:
     """Writes batches into an existing store; the only thing that writes after creation.
 
@@ -816,6 +871,8 @@ class Writer:
         self._order = journal.layout([(m.name, m.shape) for m in self.metrics])
         self._staged: list[journal.Entry] = []  # in the journal, not yet in the arrays' files
         self._staged_bytes = 0
+        self._compacted = time.monotonic()
+        self._compact_every = journal.COMPACT_SECONDS
         # Seeds and cell seconds are small and shared between batches (one seed row serves
         # every cell under common random numbers; cell seconds may be one chunk): kept here
         # and written as whole files. Seeds are complete from the store's creation (a store
@@ -932,7 +989,7 @@ class Writer:
         seconds = self._seconds_writes(now=False)
         if seconds:
             _write_round(self._files, seconds)
-        if self._staged_bytes >= journal.COMPACT_BYTES:
+        if self._staged_bytes >= journal.COMPACT_BYTES or time.monotonic() - self._compacted >= self._compact_every:
             self.compact()
 
     def compact(self, drop: list[tuple[tuple[int, ...], int, int]] = ()) -> None:
@@ -941,6 +998,9 @@ class Writer:
 
         Killed at any instant, the journal is still there and the next Writer does it again.
         """
+        from . import journal
+
+        began = time.monotonic()
         data: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         status: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         seeds_at: list[tuple[int, ...]] = []
@@ -969,6 +1029,8 @@ class Writer:
             fault_point()
         self._journal.unlink(missing_ok=True)
         self._staged, self._staged_bytes = [], 0
+        self._compacted = time.monotonic()
+        self._compact_every = max(journal.COMPACT_SECONDS, 10 * (self._compacted - began))
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""
