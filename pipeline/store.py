@@ -356,7 +356,8 @@ def append_failures(group: zarr.Group, records: list[dict[str, Any]]) -> None:
     if "records" in sub:
         arr = sub["records"]
     else:
-        arr = sub.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="")
+        arr = sub.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="",
+                               compressors=compressors())
     n = arr.shape[0]
     arr.resize((n + len(texts),))
     arr[n:] = texts
@@ -383,7 +384,11 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
             continue  # an entry a kill left empty
     if not current or not records:
         return records
-    status = group["status"][...]
+    try:
+        status = group["status"][...]
+    except ValueError:  # zarr's checksum error: ours instead, in one line
+        raise StoreError(f"{path}: status is damaged; `schedsweep check {path}` lists where, and running "
+                         "the spec again reruns it") from None
     dims = list(attrs.get("dims", []))
     coords = {d: [_plain(v) for v in group[d][...]] for d in dims}
     last: dict[tuple, dict[str, Any]] = {}
