@@ -12,8 +12,8 @@ format 2) is included in the CPU per batch. Each code version runs in its own pr
     python -m benchmarks.bench_store --base /tmp/base
 
 Scenarios: ``fill`` writes every replication of a small store (files per store); ``tail``
-writes ``--batches`` batches at the end of every cell of a store of 1,000 and of 100,000
-replications per cell. In format 2 the rest of a ``tail`` store is filled first (not timed),
+writes ``--batches`` batches at the end of every cell of a store of 1,000, 10,000 and
+100,000 replications per cell. In format 2 the rest of a ``tail`` store is filled first (not timed),
 so its compaction reads and rewrites full shards, its worst case; the code before writes
 one file per metric per batch whatever the store holds, so its store is left empty.
 """
@@ -55,7 +55,7 @@ def outputs(n):
     return out
 
 first = reps - batches
-if prefill and first:  # every other replication already in the store (not timed)
+if prefill and first and getattr(store_mod, "STORE_FORMAT", 1) >= 2:  # the rest of the store filled (not timed)
     for c in range(cells):  # a cell at a time: a record of every cell at once would be the whole store
         writer.write_batches([((c,), 0, writer.seeds((c,), 0, first), outputs(first), {}, 0.0)])
         writer.flush()
@@ -94,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     trees = [("after", ROOT)] + ([("before", args.base.resolve())] if args.base else [])
     scenarios = [("fill", args.fill, 2, args.fill, False)] + [
-        ("tail", reps, args.cells, args.batches, True) for reps in (1000, 100_000)]
+        ("tail", reps, args.cells, args.batches, True) for reps in (1000, 10_000, 100_000)]
     print(f"{'scenario':<8} {'reps/cell':>9} {'cells':>5} {'code':<7} {'batches':>7} {'files':>7} "
           f"{'client CPU ms/batch':>20}")
     for name, reps, cells, batches, prefill in scenarios:
