@@ -715,24 +715,30 @@ def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[z
 
 def _write_shard(files: ShardFiles, pos: tuple[int, ...], parts: list, whole: bool,
                  drop: list[tuple[tuple[int, ...], int, int]]) -> None:
-    """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`)."""
+    """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`): the inner chunks
+    the parts touch are encoded anew (read first where covered in part), the others copied
+    as they are on disk, so a rewrite costs the chunks it changes plus a copy of the file."""
     if whole:
-        block, present, damage = files.empty(), np.zeros(files.n_inner, bool), None
+        frames, damage = [None] * files.n_inner, None
     else:
-        block, present, damage = files.load(pos)
-    touched = _inner_touched(files, parts)
-    if damage is not None:
-        partly = damage.chunks & touched & ~_inner_covered(files, parts)
-        if partly.any():  # the rest of such a chunk is lost: writing it would make NaN out of results
-            raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
-                             "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+        frames, damage = files.load_frames(pos)
+    touched = np.flatnonzero(_inner_touched(files, parts))
+    covered = _inner_covered(files, parts)
+    if damage is not None and (damage.chunks[touched] & ~covered[touched]).any():
+        # the rest of such a chunk is lost: writing it would make NaN out of results
+        raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
+                         "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+    block = files.empty()
+    for k in touched:
+        if not covered[k] and frames[k] is not None:
+            block[files.inner_slices(int(k))] = files.decode_frame(frames[k])
     for in_chunk, part in parts:
         block[in_chunk] = part
-    present = present | touched
+    for k in touched:
+        frames[k] = files.encode_frame(block[files.inner_slices(int(k))])
     for k in _dropped(files, pos, drop):
-        block[files.inner_slices(k)] = files.fill
-        present[k] = False
-    files.write(pos, block, present)
+        frames[k] = None
+    files.write_frames(pos, frames)
 
 
 def _inner_covered(files: ShardFiles, parts: list) -> np.ndarray:
