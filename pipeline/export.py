@@ -179,14 +179,13 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
     for v in merged.variables:
         merged[v].encoding = {}
     chunk = int(datasets[0].attrs.get("chunk", datasets[0].sizes["replication"]))
-    dims = [x[0] for x in _identity(datasets[0])["dims"]]
-    encoding = {v: {"chunks": tuple(1 if d in dims else (min(chunk, merged.sizes[d]) if d == "replication"
-                                                         else merged.sizes[d]) for d in merged[v].dims)}
-                for v in merged.data_vars}
+    merged.attrs["store_format"] = store_mod.STORE_FORMAT  # written below as a store of today's format
+    encoding = store_mod.result_encoding(merged, chunk)
     real = output.resolve()
     build = real.parent / f".{real.name}{store_mod.BUILD_TAG}{os.getpid()}"
     real.parent.mkdir(parents=True, exist_ok=True)
     merged.to_zarr(build, mode="w-", zarr_format=3, consolidated=False, encoding=encoding)
+    store_mod.settle_presence(build)  # chunks present where replications ran, as the check expects
     records = [r for p in paths for r in store_mod.read_failures(p, current=False)]
     if records:
         store_mod.append_failures(store_mod.open_group(build, "r+"), records)

@@ -77,7 +77,9 @@ def scan(path: str | Path) -> Report:
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
     group = store_mod.open_group(path, "r")
     report = Report(path, store_format(group))
-    report.pending = (path / journal.NAME).exists()
+    # A run going on (it holds the lock) or interrupted (its journal is there): its compaction
+    # writes data before status, so data without status is not damage then.
+    report.pending = (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     if report.store_format < 2:
         return report
     attrs = store_mod.attrs_of(group)
@@ -90,7 +92,8 @@ def scan(path: str | Path) -> Report:
     if any(n not in files for n in names + ["seed"]):
         missing = [n for n in names + ["seed"] if n not in files]
         raise StoreError(f"{path}: arrays {', '.join(missing)} are not in the layout of store format 2 (edited by hand?)")
-    maps = {n: _chunk_map(files[n], report) for n in names}
+    maps = {n: _chunk_map(files[n], report, decode=n == "status") for n in names}
+    report.pending = report.pending or (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     status = maps["status"][2]
     inner = files["status"].inner[-1]
     ran = _any_per_block(status != store_mod.NOT_RUN, inner)
@@ -115,9 +118,11 @@ def scan(path: str | Path) -> Report:
     return report
 
 
-def _chunk_map(files: Any, report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def _chunk_map(files: Any, report: Report, decode: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                                                  dict[str, np.ndarray]]:
     """Over the inner-chunk grid of cells x replication blocks: present, damaged, the values
-    (cells x replications, damaged chunks as the fill value), and a mask per kind of damage."""
+    if ``decode`` (cells x replications, damaged chunks as the fill value; else None: the
+    checksums alone are verified, without decompressing), and a mask per kind of damage."""
     shape = files.shape
     n_cells = len(report._shape)  # the cell axes come first, then replication, then a metric's own
     cells = shape[:n_cells]
@@ -125,14 +130,17 @@ def _chunk_map(files: Any, report: Report) -> tuple[np.ndarray, np.ndarray, np.n
     grid = cells + (blocks,)
     present, damaged = np.zeros(grid, bool), np.zeros(grid, bool)
     problems: dict[str, np.ndarray] = {}
-    values = np.full(shape, files.fill, dtype=files.dtype)
+    values = np.full(shape, files.fill, dtype=files.dtype) if decode else None
     for pos in itertools.product(*(range(n) for n in files.grid())):
-        block, here, damage = files.load(pos)
-        exists = files.path(pos).exists()
-        report.files += exists
+        if decode:
+            block, here, damage = files.load(pos)
+            region = files.region(pos)
+            values[region] = block[tuple(slice(0, r.stop - r.start) for r in region)]
+        else:
+            frames, damage = files.load_frames(pos)
+            here = np.array([f is not None for f in frames])
+        report.files += files.path(pos).exists()
         report.chunks += int(here.sum())
-        region = files.region(pos)
-        values[region] = block[tuple(slice(0, r.stop - r.start) for r in region)]
         lo = [p * c // i for p, c, i in zip(pos, files.chunks, files.inner)][:n_cells + 1]
         inside = files.inner_in_array(pos).reshape(files.per_shard)
         here_grid = here.reshape(files.per_shard)

@@ -5,8 +5,9 @@ rewriting a shard for every batch would cost the client a file replacement per v
 per batch. So a run appends each group of finished batches to ``STORE/status/journal.bin`` (inside
 the status array's folder, where zarr never lists, so no reader warns about it) as one
 record (every metric, ``reason``, ``status`` and ``seed`` of those batches), and the
-Writer writes the shards from it when the run ends, when the journal has grown past
-:data:`COMPACT_BYTES`, and when a run finds a journal left by an interrupted one.
+Writer writes the shards from it every :data:`COMPACT_SECONDS`, when the journal has grown
+past :data:`COMPACT_BYTES`, when the run ends, and when a run finds a journal left by an
+interrupted one.
 
 A record is ``MAGIC``, the header and payload lengths, a CRC-32C of both, a JSON header
 (the batches: cell, first replication, count) and the payload (the arrays' bytes, little
@@ -32,6 +33,10 @@ NAME = "status/journal.bin"  # relative to the store
 MAGIC = b"SSJ1"
 HEAD = struct.Struct("<4sIQ4s")  # magic, header length, payload length, crc32c of header + payload
 COMPACT_BYTES = 64 << 20  # a journal this large is compacted during the run (bounds the client's memory)
+# A run also compacts every COMPACT_SECONDS (or ten times as long as the last compaction took,
+# so compaction never takes more than a tenth of the client's time): results reach the store,
+# and `show`, at most that late.
+COMPACT_SECONDS = 10.0
 
 
 class Entry(NamedTuple):

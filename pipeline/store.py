@@ -352,7 +352,8 @@ def append_failures(group: zarr.Group, records: list[dict[str, Any]]) -> None:
     if "records" in sub:
         arr = sub["records"]
     else:
-        arr = sub.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="")
+        arr = sub.create_array("records", shape=(0,), dtype=str, chunks=(FAILURE_CHUNK,), fill_value="",
+                               compressors=compressors())
     n = arr.shape[0]
     arr.resize((n + len(texts),))
     arr[n:] = texts
@@ -379,7 +380,11 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
             continue  # an entry a kill left empty
     if not current or not records:
         return records
-    status = group["status"][...]
+    try:
+        status = group["status"][...]
+    except ValueError:  # zarr's checksum error: ours instead, in one line
+        raise StoreError(f"{path}: status is damaged; `schedsweep check {path}` lists where, and running "
+                         "the spec again reruns it") from None
     dims = list(attrs.get("dims", []))
     coords = {d: [_plain(v) for v in group[d][...]] for d in dims}
     last: dict[tuple, dict[str, Any]] = {}
@@ -588,6 +593,22 @@ def _grid(array: zarr.Array) -> tuple[int, ...]:
     return tuple(getattr(array, "shards", None) or array.chunks)
 
 
+def run_in_progress(path: Path) -> bool:
+    """Whether a run holds the store's lock now (:func:`locked`); never creates the lock file."""
+    real = Path(path).resolve()
+    try:
+        fd = os.open(real.with_name(real.name + ".lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock this took
+
+
 def _chunks_of(array: zarr.Array, where: tuple) -> list[tuple[int, ...]]:
     """The grid positions of the files (shards or chunks) that the selection ``where`` (ints and slices) touches."""
     ranges = []
@@ -700,24 +721,30 @@ def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[z
 
 def _write_shard(files: ShardFiles, pos: tuple[int, ...], parts: list, whole: bool,
                  drop: list[tuple[tuple[int, ...], int, int]]) -> None:
-    """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`)."""
+    """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`): the inner chunks
+    the parts touch are encoded anew (read first where covered in part), the others copied
+    as they are on disk, so a rewrite costs the chunks it changes plus a copy of the file."""
     if whole:
-        block, present, damage = files.empty(), np.zeros(files.n_inner, bool), None
+        frames, damage = [None] * files.n_inner, None
     else:
-        block, present, damage = files.load(pos)
-    touched = _inner_touched(files, parts)
-    if damage is not None:
-        partly = damage.chunks & touched & ~_inner_covered(files, parts)
-        if partly.any():  # the rest of such a chunk is lost: writing it would make NaN out of results
-            raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
-                             "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+        frames, damage = files.load_frames(pos)
+    touched = np.flatnonzero(_inner_touched(files, parts))
+    covered = _inner_covered(files, parts)
+    if damage is not None and (damage.chunks[touched] & ~covered[touched]).any():
+        # the rest of such a chunk is lost: writing it would make NaN out of results
+        raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
+                         "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+    block = files.empty()
+    for k in touched:
+        if not covered[k] and frames[k] is not None:
+            block[files.inner_slices(int(k))] = files.decode_frame(frames[k])
     for in_chunk, part in parts:
         block[in_chunk] = part
-    present = present | touched
+    for k in touched:
+        frames[k] = files.encode_frame(block[files.inner_slices(int(k))])
     for k in _dropped(files, pos, drop):
-        block[files.inner_slices(k)] = files.fill
-        present[k] = False
-    files.write(pos, block, present)
+        frames[k] = None
+    files.write_frames(pos, frames)
 
 
 def _inner_covered(files: ShardFiles, parts: list) -> np.ndarray:
@@ -792,6 +819,45 @@ def _coalesced(entries: list) -> list:
             for run in runs]
 
 
+def result_encoding(ds: xr.Dataset, chunk: int) -> dict[str, dict[str, Any]]:
+    """xarray's ``to_zarr`` encoding of a store's variables in format 2 (see :func:`_variables`):
+    result arrays sharded with checksummed inner chunks, every array with the checksum codec."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        enc: dict[str, Any] = {"compressors": compressors()}
+        if "replication" in var.dims and name != "replication":
+            lead = [d for d in var.dims[:var.dims.index("replication")]]
+            inner, shard = shard_layout(tuple(ds.sizes[d] for d in lead), ds.sizes["replication"], chunk)
+            extra = tuple(ds.sizes[d] for d in var.dims[len(lead) + 1:])
+            enc.update(chunks=inner + extra, shards=shard + extra)
+        out[name] = enc
+    return out
+
+
+def settle_presence(path: Path) -> None:
+    """Make every result array's inner chunks present exactly where ``status`` says a
+    replication ran (a store written by xarray drops chunks of only NaN; ours keeps them)."""
+    from .integrity import _any_per_block
+
+    group = open_group(path, "r+")
+    names = ["reason", *attrs_of(group).get("metrics", [])]
+    files = _file_handlers(path, [group["status"]] + [group[n] for n in names])
+    status = read_whole(files["status"], group["status"])
+    inner = files["status"].inner[-1]
+    ran = _any_per_block(status != NOT_RUN, inner)
+    for name in ["status", *names]:
+        f = files[name]
+        cells = status.ndim - 1
+        for pos in itertools.product(*(range(n) for n in f.grid())):
+            block, _, _ = f.load(pos)
+            present = np.zeros(f.per_shard, bool)
+            lo = [p * c // i for p, c, i in zip(pos[:cells + 1], f.chunks, f.inner)]
+            sel = tuple(slice(a, min(a + k, n)) for a, k, n in zip(lo, f.per_shard, ran.shape))
+            part = ran[sel]
+            present[tuple(slice(0, n) for n in part.shape)] = part.reshape(part.shape + (1,) * (f.per_shard.__len__() - part.ndim))
+            f.write(pos, block, present.ravel())
+
+
 class Writer:
     """Writes batches into an existing store; the only thing that writes after creation.
 
@@ -822,6 +888,8 @@ class Writer:
         self._order = journal.layout([(m.name, m.shape) for m in self.metrics])
         self._staged: list[journal.Entry] = []  # in the journal, not yet in the arrays' files
         self._staged_bytes = 0
+        self._compacted = time.monotonic()
+        self._compact_every = journal.COMPACT_SECONDS
         # Seeds and cell seconds are small and shared between batches (one seed row serves
         # every cell under common random numbers; cell seconds may be one chunk): kept here
         # and written as whole files. Seeds are complete from the store's creation (a store
@@ -938,7 +1006,7 @@ class Writer:
         seconds = self._seconds_writes(now=False)
         if seconds:
             _write_round(self._files, seconds)
-        if self._staged_bytes >= journal.COMPACT_BYTES:
+        if self._staged_bytes >= journal.COMPACT_BYTES or time.monotonic() - self._compacted >= self._compact_every:
             self.compact()
 
     def compact(self, drop: list[tuple[tuple[int, ...], int, int]] = ()) -> None:
@@ -947,6 +1015,9 @@ class Writer:
 
         Killed at any instant, the journal is still there and the next Writer does it again.
         """
+        from . import journal
+
+        began = time.monotonic()
         data: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         status: list[tuple[zarr.Array, tuple, np.ndarray]] = []
         seeds_at: list[tuple[int, ...]] = []
@@ -975,6 +1046,8 @@ class Writer:
             fault_point()
         self._journal.unlink(missing_ok=True)
         self._staged, self._staged_bytes = [], 0
+        self._compacted = time.monotonic()
+        self._compact_every = max(journal.COMPACT_SECONDS, 10 * (self._compacted - began))
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""
