@@ -239,7 +239,7 @@ def _run_table(text: str) -> dict:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .integrity import open_store
     from .tables import auto_lines, completeness
 
     if args.store.endswith(".toml") or os.path.isfile(args.store):  # a spec: what running it would make
@@ -315,7 +315,7 @@ def _plain(v: Any) -> Any:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from .store import open_store
+    from .integrity import open_store
     from .tables import compute, render
 
     ds = open_store(args.store)

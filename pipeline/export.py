@@ -24,6 +24,7 @@ import pandas as pd
 import xarray as xr
 
 from . import store as store_mod
+from .integrity import open_store as open_verified
 from .conventions import encode_attrs, for_netcdf
 from .stats import metric_names
 
@@ -55,7 +56,7 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
     out = Path(output) if output else path.with_suffix(SUFFIX[fmt])
     if out.exists():
         raise store_mod.StoreError(f"{out} exists; give another -o (nothing is overwritten)")
-    ds = store_mod.open_store(path)
+    ds = open_verified(path)
     if fmt == "netcdf":
         _write_netcdf(ds, path, out)
         return out
@@ -173,7 +174,7 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
     output = Path(output)
     if os.path.lexists(output):
         raise store_mod.StoreError(f"{output} exists; give a new -o (nothing is overwritten)")
-    datasets = [store_mod.open_store(p).load() for p in paths]
+    datasets = [open_verified(p).load() for p in paths]
     merged = combine(datasets, [str(p) for p in paths])
     merged.attrs = encode_attrs(merged.attrs)
     for v in merged.variables:
@@ -199,9 +200,9 @@ def open_store(path: str | Path | list | tuple) -> xr.Dataset:
     along the one sweep dimension they differ in (:func:`open_stores`)."""
     if isinstance(path, (list, tuple)):
         return open_stores(list(path))
-    return store_mod.open_store(path)
+    return open_verified(path)
 
 
 def open_stores(paths: list[str | Path]) -> xr.Dataset:
     """Several stores as one Dataset, combined as :func:`merge` would (in memory)."""
-    return combine([store_mod.open_store(p) for p in paths], [str(p) for p in paths])
+    return combine([open_verified(p) for p in paths], [str(p) for p in paths])

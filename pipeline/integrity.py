@@ -1,7 +1,7 @@
 """Scrubbing a store: every chunk's checksum, and status against the data (``schedsweep check``).
 
 Damage is found per inner chunk of the result arrays (one cell, a block of replications;
-:func:`pipeline.store.shard_layout`): a checksum that does not match, a shard whose index
+:func:`pipeline.shards.shard_layout`): a checksum that does not match, a shard whose index
 is unreadable (truncated, overwritten), a chunk missing where ``status`` says its
 replications ran, or a chunk written where ``status`` says none did (its status lost).
 :func:`scan` lists them; :func:`verify` turns them into our one-line error for a reader;
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .errors import StoreError
+from .shards import any_per_block
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def scan(path: str | Path) -> Report:
     report.pending = report.pending or (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     status = maps["status"][2]
     inner = files["status"].inner[-1]
-    ran = _any_per_block(status != store_mod.NOT_RUN, inner)
+    ran = any_per_block(status != store_mod.NOT_RUN, inner)
     n = status.shape[-1]
     written = np.logical_or.reduce([maps[name][0] for name in names if name != "status"])
     # data written where status has no chunk: the status is what was lost (unless a run's
@@ -159,14 +160,6 @@ def _chunk_map(files: Any, report: Report, decode: bool) -> tuple[np.ndarray, np
 
 def _clip(sel: tuple[slice, ...], grid: tuple[int, ...]) -> tuple[slice, ...]:
     return tuple(slice(s.start, min(s.stop, n)) for s, n in zip(sel, grid))
-
-
-def _any_per_block(mask: np.ndarray, inner: int) -> np.ndarray:
-    """``mask`` (cells x replications) reduced to cells x blocks of ``inner`` replications."""
-    n = mask.shape[-1]
-    pad = -n % inner
-    padded = np.concatenate([mask, np.zeros(mask.shape[:-1] + (pad,), bool)], axis=-1)
-    return padded.reshape(mask.shape[:-1] + (-1, inner)).any(axis=-1)
 
 
 def _add(report: Report, name: str, problem: str, mask: np.ndarray, inner: int, replications: int) -> None:
@@ -238,3 +231,21 @@ def verify(path: str | Path) -> None:
     more = f" (and {n - 1} more damaged chunks)" if n > 1 else ""
     raise StoreError(f"{report.path} is damaged: {d.variable}, {where}: {d.problem}{more}; "
                      f"`schedsweep check {report.path}` lists all, and running its spec again reruns them")
+
+
+verify_store = verify  # under another name: open_store's flag is called verify
+
+
+def open_store(path: str | Path, verify: bool = True) -> Any:
+    """The store at ``path`` as an xarray Dataset (lazy). Several stores combined:
+    :func:`pipeline.open_store` (:func:`pipeline.export.open_store`).
+
+    ``verify``: every chunk's checksum and status against the data first (:func:`verify`); a
+    damaged store raises StoreError naming the variable, cells and replications, so no reader
+    ever gets a number from damaged bytes.
+    """
+    from . import store as store_mod
+
+    if verify and (Path(path) / "zarr.json").exists():
+        verify_store(Path(path))
+    return store_mod.open_dataset(path)

@@ -225,7 +225,7 @@ def default_output(store: str | Path, metric: str, x: str) -> Path:
 def plot_store(store: str | Path, metric: str, x: str, hue: str | None = None, sel: Iterable[str] = (),
                paired: str | None = None, level: float = 0.95, output: str | Path | None = None) -> Path:
     """``schedsweep plot``: draw and save; a note on stderr for each dimension fixed by default."""
-    from .store import open_store
+    from .integrity import open_store
 
     ds = open_store(store)
     fig, fixed = figure(ds, metric, x, hue, sel, paired, level)

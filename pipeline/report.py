@@ -62,7 +62,7 @@ def default_baseline(ds: xr.Dataset) -> str | None:
 def write_report(store: str | Path, output: str | Path | None = None, paired: str | None = None,
                  level: float = 0.95, figure_format: str = "png") -> Path:
     """Build the report of the store at ``store`` and write it; returns the HTML file's path."""
-    from .store import open_store
+    from .integrity import open_store
 
     ds = open_store(store)
     text = build(ds, str(store), paired, level, figure_format)

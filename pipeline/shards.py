@@ -21,18 +21,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from . import chunkfiles
+from .chunkfiles import crc32c  # noqa: F401 (handed on: the journal and the readers use it from here)
 
 if TYPE_CHECKING:
     import zarr
 
 EMPTY = np.uint64(2**64 - 1)  # the index entry of an absent inner chunk (offset and length), as zarr writes it
-
-
-def crc32c(data: Any) -> bytes:
-    """CRC-32C of ``data`` as the four little-endian bytes the ``crc32c`` codec appends."""
-    import google_crc32c
-
-    return int(google_crc32c.value(bytes(data) if isinstance(data, memoryview) else data)).to_bytes(4, "little")
 
 
 def supports(array: zarr.Array) -> bool:
@@ -265,3 +259,33 @@ class ShardFiles:
         if self.fill.dtype.kind == "f" and np.isnan(self.fill):
             return bool(np.isnan(block).all())
         return bool((block == self.fill).all())
+
+
+# Layout of the result arrays. A checksummed chunk holds at least INNER_REPS replications of
+# one cell (a damaged chunk is reported and rerun as one block); a shard file holds about
+# SHARD_VALUES values of cells x replications (the unit a compaction rewrites).
+INNER_REPS = 256
+SHARD_VALUES = 1 << 16
+
+
+def shard_layout(cells: tuple[int, ...], replications: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(inner chunk, shard) over cells x replications for a store whose batches are ``chunk``
+    replications: inner chunks of one cell and at least INNER_REPS replications (a multiple
+    of ``chunk``, at most the replications), shards of about SHARD_VALUES values, blocking
+    cells from the last sweep dimension backwards."""
+    inner = max(1, min(replications, chunk * -(-INNER_REPS // max(chunk, 1))))
+    reps = inner * max(1, min(-(-replications // inner), SHARD_VALUES // inner))
+    budget, block = max(1, SHARD_VALUES // reps), []
+    for n in reversed(cells):
+        k = min(n, budget) if budget > 1 else 1
+        block.append(k)
+        budget = budget // k if k == n else 1
+    return (1,) * len(cells) + (inner,), tuple(reversed(block)) + (reps,)
+
+
+def any_per_block(mask: np.ndarray, inner: int) -> np.ndarray:
+    """``mask`` (cells x replications) reduced to cells x blocks of ``inner`` replications."""
+    n = mask.shape[-1]
+    pad = -n % inner
+    padded = np.concatenate([mask, np.zeros(mask.shape[:-1] + (pad,), bool)], axis=-1)
+    return padded.reshape(mask.shape[:-1] + (-1, inner)).any(axis=-1)

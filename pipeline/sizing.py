@@ -64,9 +64,9 @@ def files_and_bytes(layout: Iterable[ArrayLayout]) -> tuple[int, int]:
 def store_layout(spec: Any, module: Any, chunk: int) -> list[ArrayLayout]:
     """The arrays of ``pipeline.store`` for ``spec`` with batches of ``chunk`` replications,
     each with its file unit: per metric, status, reason and seed the shard
-    (``store.shard_layout``: blocks of cells x replications, one file each); cell seconds and
+    (``shards.shard_layout``: blocks of cells x replications, one file each); cell seconds and
     the coordinates one file each."""
-    from .store import shard_layout
+    from .shards import shard_layout
 
     reps = spec.replications
     shape = spec.shape + (reps,)

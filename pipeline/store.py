@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 import numpy as np
 
 from .chunkfiles import ChunkFiles, supports
-from .shards import ShardFiles
+from .shards import ShardFiles, any_per_block, shard_layout
 from .conventions import dataset_attrs, decode_attrs, encode_attrs, variable_attrs
 from .spec import Spec
 from .errors import StoreError  # noqa: F401  (re-exported: raised and caught under this name)
@@ -56,12 +56,11 @@ FAILURE_CHUNK = 32  # records per chunk: an append rewrites at most one partly f
 BUILD_TAG = ".schedsweep-build-"
 SECONDS_EVERY = 10.0  # seconds between writes of the cell seconds during a run (Writer.flush at its end)
 # Store format 2: the result arrays are sharded, every chunk carries a CRC-32C (pipeline.shards).
+# The layout of the result arrays (inner chunks and shards): pipeline.shards.shard_layout.
 # A checksummed chunk holds at least INNER_REPS replications of one cell (a damaged chunk is
 # rerun whole; fewer would bloat the index and zstd's per-frame overhead), and a shard file
 # about SHARD_VALUES values of cells x replications (the unit a compaction rewrites).
 STORE_FORMAT = 2
-INNER_REPS = 256
-SHARD_VALUES = 1 << 16
 
 
 _fault_calls = 0
@@ -201,21 +200,6 @@ class _Variable(NamedTuple):
     shards: tuple[int, ...] | None = None
 
 
-def shard_layout(cells: tuple[int, ...], replications: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(inner chunk, shard) over cells x replications for a store whose batches are ``chunk``
-    replications: inner chunks of one cell and at least INNER_REPS replications (a multiple
-    of ``chunk``, at most the replications), shards of about SHARD_VALUES values, blocking
-    cells from the last sweep dimension backwards."""
-    inner = max(1, min(replications, chunk * -(-INNER_REPS // max(chunk, 1))))
-    reps = inner * max(1, min(-(-replications // inner), SHARD_VALUES // inner))
-    budget, block = max(1, SHARD_VALUES // reps), []
-    for n in reversed(cells):
-        k = min(n, budget) if budget > 1 else 1
-        block.append(k)
-        budget = budget // k if k == n else 1
-    return (1,) * len(cells) + (inner,), tuple(reversed(block)) + (reps,)
-
-
 def _variables(spec: Spec, module: ModuleType, chunk: int) -> tuple[dict[str, _Variable], dict[str, _Variable]]:
     """(data variables, coordinates) of an empty store for ``spec``: NaN metrics, status 'not run'."""
     dims = _dim_names(spec)
@@ -321,21 +305,12 @@ def create(path: Path, spec: Spec, module: ModuleType, chunk: int, attrs: dict[s
     fault_point()
 
 
-def open_store(path: str | Path, verify: bool = True) -> xr.Dataset:
-    """The store at ``path`` as an xarray Dataset (lazy). Several stores combined:
-    :func:`pipeline.open_store` (:func:`pipeline.export.open_store`).
-
-    ``verify``: every chunk's checksum and status against the data first
-    (:func:`pipeline.integrity.verify`); a damaged store raises StoreError naming the
-    variable, cells and replications, so no reader ever gets a number from damaged bytes.
-    """
+def open_dataset(path: str | Path) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy), its chunks NOT verified: readers use
+    :func:`pipeline.integrity.open_store`, which checks every checksum first."""
     path = Path(path)
     if not (path / "zarr.json").exists():
         raise StoreError(f"{path}: not a schedsweep store (no zarr.json)")
-    if verify:
-        from .integrity import verify as verify_store
-
-        verify_store(path)
     import xarray as xr
 
     ds = xr.open_zarr(path, consolidated=False)
@@ -837,14 +812,13 @@ def result_encoding(ds: xr.Dataset, chunk: int) -> dict[str, dict[str, Any]]:
 def settle_presence(path: Path) -> None:
     """Make every result array's inner chunks present exactly where ``status`` says a
     replication ran (a store written by xarray drops chunks of only NaN; ours keeps them)."""
-    from .integrity import _any_per_block
 
     group = open_group(path, "r+")
     names = ["reason", *attrs_of(group).get("metrics", [])]
     files = _file_handlers(path, [group["status"]] + [group[n] for n in names])
     status = read_whole(files["status"], group["status"])
     inner = files["status"].inner[-1]
-    ran = _any_per_block(status != NOT_RUN, inner)
+    ran = any_per_block(status != NOT_RUN, inner)
     for name in ["status", *names]:
         f = files[name]
         cells = status.ndim - 1

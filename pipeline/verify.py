@@ -379,7 +379,7 @@ def verify(targets: Iterable[str] = (), *, quick: bool = False, replications: in
     """Scorecards of the given specs or stores (default: every shipped spec with a reference;
     with ``quick``: the :data:`QUICK` set at its sizes). Reduced runs go to a temporary folder
     unless ``results`` is given."""
-    from .store import open_store
+    from .integrity import open_store
 
     targets = list(targets)
     skipped = {}

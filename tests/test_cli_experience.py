@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from schedsweep import __version__, pipeline
-from schedsweep.pipeline import cli, report, tables
+from schedsweep.pipeline import cli, integrity, report, tables
 from schedsweep.pipeline.store import NOT_RUN, OK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,7 +131,7 @@ def test_table_fits_100_columns_and_wide_keeps_every_value(tmp_path):
 
 def test_table_command_fits_by_default_and_wide_on_request(write_spec, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
-    monkeypatch.setattr(pipeline.store, "open_store", lambda path: _many_metrics(tmp_path))
+    monkeypatch.setattr(integrity, "open_store", lambda path: _many_metrics(tmp_path))
     assert cli.main(["table", "any.zarr"]) == 0
     assert _widest(capsys.readouterr().out) <= 100
     assert cli.main(["table", "any.zarr", "--wide"]) == 0

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from schedsweep.pipeline.execute import run
-from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.pipeline.integrity import open_store
+from schedsweep.pipeline.store import read_failures
 from schedsweep.workloads import desktop_grid as dg
 from schedsweep.workloads._plugins import PluginError
 

@@ -149,7 +149,7 @@ def test_readonly_state_cannot_be_written():
 
 
 def _open(path):
-    from schedsweep.pipeline.store import open_store
+    from schedsweep.pipeline.integrity import open_store
 
     return open_store(path)
 

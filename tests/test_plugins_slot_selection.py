@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsweep.pipeline.execute import run
-from schedsweep.pipeline.store import open_store, read_failures
+from schedsweep.pipeline.integrity import open_store
+from schedsweep.pipeline.store import read_failures
 from schedsweep.workloads import slot_selection as ss
 from schedsweep.workloads._plugins import PluginError, resolve
 from schedsweep.workloads.environment import generate_environment, job_on_nodes
