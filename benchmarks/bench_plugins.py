@@ -83,7 +83,8 @@ COMPILE_CHILD = textwrap.dedent('''
     def cpu():
         r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
     t0 = cpu()
-    from schedsweep.workloads import cluster, _plugins
+    from schedsweep.workloads import cluster
+from schedsweep.workloads.kernel_support import plugins as _plugins
     imports = cpu() - t0
     sys.path.insert(0, sys.argv[1])
     t0 = cpu()
@@ -142,8 +143,8 @@ CALLS = textwrap.dedent('''
     from collections import namedtuple
     import numba
     from numba import types
-    from schedsweep.workloads._plugins import readonly, ro_array
-    from schedsweep.workloads.cluster._jit import kernel
+    from schedsweep.workloads.kernel_support.plugins import readonly, ro_array
+    from schedsweep.workloads.kernel_support.jit import kernel_without_refcount as kernel
     from schedsweep.workloads.cluster.plugin_api import Jobs, Nodes, fits_now
 
     @kernel
@@ -211,7 +212,8 @@ def calls(n: int) -> None:
     import numba
     import numpy as np
 
-    from schedsweep.workloads import _plugins, cluster
+    from schedsweep.workloads import cluster
+from schedsweep.workloads.kernel_support import plugins as _plugins
 
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "bench_calls_kernels.py"

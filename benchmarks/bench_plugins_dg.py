@@ -208,7 +208,7 @@ def _first_minus_second(module, params: dict) -> float:
 def compile_child(step: str, workload: str, folder: str) -> None:
     """In a fresh process: the compile CPU of ``step`` (see :func:`compile_costs`)."""
     from schedsweep import workloads
-    from schedsweep.workloads._plugins import point_of, resolve
+    from schedsweep.workloads.kernel_support.plugins import point_of, resolve
 
     module = workloads.get(workload)
     key, builtin, plugin, _ = NEW_PLUGIN[workload]
@@ -251,7 +251,7 @@ def calls(n: int) -> list[dict]:
     """ns per call through the first-class function vs the same function inlined, per signature."""
     import numba
 
-    from schedsweep.workloads._plugins import PluginPoint, resolve
+    from schedsweep.workloads.kernel_support.plugins import PluginPoint, resolve
     from schedsweep.workloads.cyclic import plugins as cy
     from schedsweep.workloads.desktop_grid import plugins as dgp
     from schedsweep.workloads.ga import plugins as gap

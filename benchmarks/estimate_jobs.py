@@ -30,7 +30,7 @@ def spec_rates(paths: list[Path], seconds: float) -> dict[str, dict]:
     from schedsweep.pipeline.catalogue import pilot, pilot_cells
     from schedsweep.pipeline.estimates import spec_key
     from schedsweep.pipeline.spec import load
-    from schedsweep.workloads._stdio import stdout_to_stderr
+    from schedsweep.workloads.kernel_support.stdio import stdout_to_stderr
 
     out = {}
     for path in paths:

@@ -220,7 +220,7 @@ def estimate(spec: Spec, results: Path, cache: dict | None = None) -> tuple[floa
 
 def run_pilots(specs: list[Spec], results: Path, seconds: float = PILOT_SECONDS) -> None:
     """Pilot every spec that has neither a store nor a cached pilot; cache each as it ends."""
-    from schedsweep.workloads._stdio import stdout_to_stderr
+    from schedsweep.workloads.kernel_support.stdio import stdout_to_stderr
 
     cache = read_cache(results)
     for spec in specs:

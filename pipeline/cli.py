@@ -392,7 +392,7 @@ def _workloads(args: argparse.Namespace) -> int:
             print(wrap("reasons: " + "; ".join(f"{k} {v[0]}" for k, v in reasons.items()), indent=2, hanging=4))
         points = getattr(module, "PLUGINS", ())
         if points:
-            from schedsweep.workloads._plugins import describe_point
+            from schedsweep.workloads.kernel_support.plugins import describe_point
 
             print(wrap("plug-in points (the parameter also takes 'package.module:function'; README "
                        "\"Your own algorithm\"):", indent=2, hanging=4))

@@ -573,7 +573,7 @@ class _Runner:
 def _kernels_cached(module: Any) -> bool:
     """Whether the workload's folder has compiled kernels in numba's cache (a model without
     numba kernels counts as cached: there is nothing to compile once)."""
-    from schedsweep.workloads._numba_cache import has_cached_kernels
+    from schedsweep.workloads.kernel_support.numba_cache import has_cached_kernels
 
     from .codehash import code_files
 

@@ -536,7 +536,7 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
 
 def _check_plugin(where: str, label: str, key: str, value: str, wl_name: str, base_dir: Path) -> None:
     """A plug-in path: import the function and compile it for the parameter's plug-in point."""
-    from schedsweep.workloads._plugins import PluginError, point_of, resolve
+    from schedsweep.workloads.kernel_support.plugins import PluginError, point_of, resolve
 
     try:
         resolve(value, point_of(workloads.get(wl_name), key), base_dir)
@@ -554,7 +554,7 @@ def plugin_modules(spec: Spec) -> list[ModuleType]:
     found: dict[str, ModuleType] = {}
     for key, value in named:
         if is_plugin_path(value):
-            from schedsweep.workloads._plugins import point_of, resolve
+            from schedsweep.workloads.kernel_support.plugins import point_of, resolve
 
             plugin = resolve(value, point_of(module, key), Path(spec.path).parent)
             found[plugin.module.__name__] = plugin.module

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 
 from schedsweep.workloads._contract import Metric, Param, empty_outputs, substreams
-from schedsweep.workloads._plugins import PluginError, PluginPoint, function
+from schedsweep.workloads.kernel_support.plugins import PluginError, PluginPoint, function
 
 PARAMS = (Param("rule", "str", "double", "what y is", choices=("double", "square"), plugin=True),)
 METRICS = (Metric("y", "1", "rule(x)"),)

@@ -1,7 +1,7 @@
 """Stale numba caches are dropped when any workload source changes."""
 from __future__ import annotations
 
-from schedsweep.workloads._numba_cache import drop_stale_caches
+from schedsweep.workloads.kernel_support.numba_cache import drop_stale_caches
 
 
 def test_caches_dropped_only_when_a_source_changes(tmp_path, monkeypatch):
@@ -22,7 +22,7 @@ def test_caches_dropped_only_when_a_source_changes(tmp_path, monkeypatch):
 def test_caches_under_numba_cache_dir_are_dropped_too(tmp_path, monkeypatch):
     from numba.core.caching import _CacheLocator
 
-    from schedsweep.workloads._numba_cache import numba_subpath
+    from schedsweep.workloads.kernel_support.numba_cache import numba_subpath
 
     src_root = tmp_path / "src"
     (src_root / "pkg").mkdir(parents=True)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from schedsweep.workloads import _plugins, cluster
+from schedsweep.workloads import cluster
+from schedsweep.workloads.kernel_support import plugins as _plugins
 from schedsweep.workloads.cluster import plugin_kernel, simulator, swf
 from schedsweep.workloads.cluster.bookkeeping import CL_MASKS
 

@@ -16,7 +16,7 @@ from schedsweep.pipeline.execute import run
 from schedsweep.pipeline.integrity import open_store
 from schedsweep.pipeline.store import read_failures
 from schedsweep.workloads import cyclic
-from schedsweep.workloads._plugins import PluginError
+from schedsweep.workloads.kernel_support.plugins import PluginError
 from schedsweep.workloads.cyclic.alternatives import Alternatives
 from schedsweep.workloads.cyclic.frsm import _plugin_arrays
 

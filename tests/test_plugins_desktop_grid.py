@@ -14,7 +14,7 @@ from schedsweep.pipeline.execute import run
 from schedsweep.pipeline.integrity import open_store
 from schedsweep.pipeline.store import read_failures
 from schedsweep.workloads import desktop_grid as dg
-from schedsweep.workloads._plugins import PluginError
+from schedsweep.workloads.kernel_support.plugins import PluginError
 
 BUILTIN = {"gcmu": "schedsweep.workloads.desktop_grid.plugins:gcmu", "pst": "schedsweep.workloads.desktop_grid.plugins:pst"}
 COMPARED = [m.name for m in dg.METRICS if not m.timing]

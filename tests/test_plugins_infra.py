@@ -1,4 +1,4 @@
-"""The plug-in infrastructure (workloads/_plugins.py, spec validation, code identity),
+"""The plug-in infrastructure (workloads/kernel_support/plugins.py, spec validation, code identity),
 on the toy workload ``tests.plugins_toy_workload`` (y = rule(x), one plug-in point).
 
 Each test writes its plug-in package beside its spec in a temporary folder, so the
@@ -15,7 +15,7 @@ from schedsweep.pipeline import cli
 from schedsweep.pipeline.execute import run
 from schedsweep.pipeline.spec import load
 from schedsweep.pipeline.store import read_failures
-from schedsweep.workloads import _plugins
+from schedsweep.workloads.kernel_support import plugins as _plugins
 from schedsweep.workloads._contract import Param, is_plugin_path
 
 RULES = '''

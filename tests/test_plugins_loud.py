@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from schedsweep.workloads import cluster, cyclic, desktop_grid, ga, slot_selection
-from schedsweep.workloads._plugins import PluginError
+from schedsweep.workloads.kernel_support.plugins import PluginError
 
 SEED = np.array([3], np.uint64)
 

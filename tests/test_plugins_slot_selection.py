@@ -18,7 +18,7 @@ from schedsweep.pipeline.execute import run
 from schedsweep.pipeline.integrity import open_store
 from schedsweep.pipeline.store import read_failures
 from schedsweep.workloads import slot_selection as ss
-from schedsweep.workloads._plugins import PluginError, resolve
+from schedsweep.workloads.kernel_support.plugins import PluginError, resolve
 from schedsweep.workloads.environment import generate_environment, job_on_nodes
 from schedsweep.workloads.slot_selection.aep import aep_search
 from schedsweep.workloads.slot_selection.plugins import CRITERION, plugin_search

@@ -57,7 +57,7 @@ def test_every_workload_is_listed_and_all_declare_plug_in_points_lazily_or_not_a
 
 
 def test_a_lazy_signature_is_built_once_and_returns_the_type_the_listing_shows():
-    from schedsweep.workloads._plugins import PluginPoint
+    from schedsweep.workloads.kernel_support.plugins import PluginPoint
 
     for name in WORKLOADS:
         for point in getattr(workloads.get(name), "PLUGINS", ()):

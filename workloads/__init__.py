@@ -15,7 +15,7 @@ import pkgutil
 from types import ModuleType
 
 from ._contract import Metric, Param, substream_seeds, substreams
-from ._numba_cache import drop_stale_caches
+from .kernel_support.numba_cache import drop_stale_caches
 
 drop_stale_caches()  # before any kernel module is imported
 

@@ -30,7 +30,7 @@ _PLUGIN_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*([:.][A-Za-z_]\w*)$", 
 def is_plugin_path(value: Any) -> bool:
     """Whether ``value`` reads as a plug-in path, ``package.module:function`` (or
     ``package.module.function``); built-in choice names have neither ':' nor '.'.
-    ``workloads._plugins`` imports and checks the function itself."""
+    ``workloads.kernel_support.plugins`` imports and checks the function itself."""
     return isinstance(value, str) and (":" in value or "." in value) and bool(_PLUGIN_PATH.match(value)) \
         and value.count(":") <= 1
 
@@ -49,7 +49,7 @@ class Param:
     # +-inf within the range (e.g. an infinite bandwidth); nan is never allowed.
     finite: bool = True
     # A choice parameter with a plug-in point (the workload's ``PLUGINS``): it also takes a
-    # plug-in path, whose function the spec validation imports and compiles (workloads._plugins).
+    # plug-in path, whose function the spec validation imports and compiles (workloads.kernel_support.plugins).
     plugin: bool = False
 
     def __post_init__(self) -> None:

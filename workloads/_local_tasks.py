@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from .kernel_support.jit import kernel
 
 
 @kernel

@@ -53,8 +53,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import empty_outputs, is_plugin_path
-from .._lazy import handed_on
-from .._plugins import fails_loudly
+from ..kernel_support.lazy import handed_on
+from ..kernel_support.plugins import fails_loudly
 from . import swf
 from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS  # noqa: F401 (handed on)
 from .flows import Flow, _schedule_plugins, flow, schedule, trace_conversion  # noqa: F401 (handed on)

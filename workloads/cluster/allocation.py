@@ -22,7 +22,7 @@ import numpy as np
 
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._jit import kernel, kernel_inline
+from ..kernel_support.jit import kernel_without_refcount as kernel, inline_without_refcount as kernel_inline
 from .choices import ALLOCATION_NAMES
 
 FIRST_FIT, BEST_FIT, FASTEST_FIRST, RANDOM_FIRST = 0, 1, 2, 3

@@ -20,7 +20,7 @@ import numpy as np
 
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._jit import kernel, kernel_inline
+from ..kernel_support.jit import kernel_without_refcount as kernel, inline_without_refcount as kernel_inline
 from .choices import CL_MASKS, QUEUE_NAMES  # handed on from here too
 
 from . import allocation, events, profile

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import allocating, kernel_inline
+from ..kernel_support.jit import kernel as allocating, inline_without_refcount as kernel_inline
 
 # Event kinds (spec priorities: 1 arrival, 2 link end, 3 routing end, 4 computation end,
 # 5 start of a scheduled job). KILL is the scheduler's forced end of computation at the

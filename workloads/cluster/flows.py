@@ -134,7 +134,7 @@ def _schedule_plugins(p: Mapping[str, Any], f: Flow, alloc_seed: int) -> tuple[R
     and the kernel wall time (s). A built-in queue runs as its plug-in form; a built-in
     allocation runs as itself."""
     from . import plugin_kernel, points
-    from .._plugins import function
+    from ..kernel_support.plugins import function
     from .bookkeeping import CL_MASKS
 
     module = points  # the plug-in points (PLUGINS) of the workload

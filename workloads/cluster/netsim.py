@@ -36,7 +36,7 @@ import numpy as np
 from . import events, simulator
 from . import network as net
 from . import spmd
-from ._jit import allocating, kernel_inline
+from ..kernel_support.jit import kernel as allocating, inline_without_refcount as kernel_inline
 from .bookkeeping import (
     EASY, FCFS, I_ARRIVED, I_DUE, I_HSIZE, I_Q, MPFS_SCAN, _advance_clocks, _record_state, finish)
 from .queue_policies import conservative_plan, easy_pass, fcfs_pass, scan_pass, start_due

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import events
-from ._jit import kernel
+from ..kernel_support.jit import kernel_without_refcount as kernel
 from .topology import Topology
 
 LINK_END, ROUTING_END, COMPUTE_END = events.LINK_END, events.ROUTING_END, events.COMPUTE_END

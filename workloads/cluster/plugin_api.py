@@ -37,7 +37,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .._plugins import ro_array, rw_array
+from ..kernel_support.plugins import ro_array, rw_array
 
 #: Per job (index j): submit time (s), processes, memory and disk per process (KB), the user's estimate (s).
 Jobs = namedtuple("Jobs", ["submit", "cores", "mem", "disk", "estimate"])

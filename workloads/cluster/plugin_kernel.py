@@ -15,15 +15,15 @@ waiting job's cores are free (any choice would fail otherwise; on CTC-SP2 with E
 this saves a fifth of the calls). Every
 choice is checked before anything changes; an impossible one stops the run with an
 error code (``BAD_POSITION`` ...) and its details in ``err``, which :func:`simulate` turns
-into a :class:`~workloads._plugins.PluginError`.
+into a :class:`~workloads.kernel_support.plugins.PluginError`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._plugins import PluginError, readonly
+from ..kernel_support.plugins import PluginError, readonly
 from . import allocation, events
-from ._jit import kernel, kernel_inline
+from ..kernel_support.jit import kernel_without_refcount as kernel, inline_without_refcount as kernel_inline
 from .bookkeeping import (
     I_BY_COUNT, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_R, I_RVER, _advance_clocks, _record_state, finish_job, started,
     take_chosen, take_in_order)

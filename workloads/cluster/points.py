@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._plugins import PluginPoint
+from ..kernel_support.plugins import PluginPoint
 
 
 def queue_signature() -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import allocating, kernel
+from ..kernel_support.jit import kernel as allocating, kernel_without_refcount as kernel
 
 
 @allocating

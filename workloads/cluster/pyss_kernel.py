@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import profile
-from ._jit import allocating, kernel
+from ..kernel_support.jit import kernel as allocating, kernel_without_refcount as kernel
 
 # functions that allocate (argsort, the state arrays) need numba's reference counting
 jit = allocating

@@ -22,7 +22,7 @@ import numpy as np
 from schedsweep.workloads._contract import kernel_array
 
 from . import allocation, events, profile
-from ._jit import kernel
+from ..kernel_support.jit import kernel_without_refcount as kernel
 from .bookkeeping import (
     CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
     I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,

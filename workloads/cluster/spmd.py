@@ -43,7 +43,7 @@ from schedsweep.workloads._contract import kernel_array
 
 from . import network as net
 from .network import A_BLOCK, A_RECVS, COMPUTE_END, NEED_ROOM, kernel
-from ._jit import kernel_inline
+from ..kernel_support.jit import inline_without_refcount as kernel_inline
 from .choices import PATTERNS  # handed on from here too
 from .topology import Topology
 

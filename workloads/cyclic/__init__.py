@@ -78,8 +78,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs
-from .._lazy import handed_on
-from .._plugins import fails_loudly
+from ..kernel_support.lazy import handed_on
+from ..kernel_support.plugins import fails_loudly
 from ..environment import ENVIRONMENT_PARAMS
 from .batch import CRITERION_NAMES
 from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .search import FIRST_FIT, cut_spans, find_window, first_fit
 
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .choices import BUDGET_RULES, VARIANTS  # handed on from here too
 from .occupancy import add_busy, group_by_node, next_free
 

@@ -81,7 +81,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .choices import STRATEGIES  # strategy -> (value v, constraint quantity g, maximise v?)
 
 

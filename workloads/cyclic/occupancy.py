@@ -8,7 +8,7 @@ Everything here is time in the units of the interval.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 
 
 @kernel

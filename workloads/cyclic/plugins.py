@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from .._plugins import PluginError, resolve
+from ..kernel_support.jit import kernel
+from ..kernel_support.plugins import PluginError, resolve
 from .choices import VO_LIMITS  # noqa: F401 - handed on
 from .points import PLUGINS, VO_CRITERION  # noqa: F401 - declared without numba, for the listing
 

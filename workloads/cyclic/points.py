@@ -2,14 +2,14 @@
 numba: its signature is built on first use."""
 from __future__ import annotations
 
-from .._plugins import PluginPoint
+from ..kernel_support.plugins import PluginPoint
 
 
 def vo_signature():
     """float64(int64, six read-only float64[A]): a VO criterion's numba signature."""
     from numba import types
 
-    from .._plugins import ro_array
+    from ..kernel_support.plugins import ro_array
 
     f1 = ro_array(types.float64)
     return types.float64(types.int64, f1, f1, f1, f1, f1, f1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from ..slot_selection.aep import _scan_amp, _scan_greedy, _scan_min_cost, _scan_runtime_exact
 from ..slot_selection.exactsum import sum_le
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .dp import Combination, _dp, levels, placed_value, prepared
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .occupancy import add_busy, group_by_node, next_free
 
 

@@ -34,8 +34,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILE_LEVELS, QUANTILES, Metric, Param, empty_outputs, quantiles
-from .._lazy import handed_on
-from .._plugins import PluginError, fails_loudly, is_path, resolve
+from ..kernel_support.lazy import handed_on
+from ..kernel_support.plugins import PluginError, fails_loudly, is_path, resolve
 from .choices import HETEROGENEITY, LP_POLICIES, POLICIES, POLICY_CODE, SYSTEMS, WORK_CODE, ZERO_TOL
 from .plugins import DISPATCH, PLUGINS
 

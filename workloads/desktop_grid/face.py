@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .simplex import C_FAILED, C_SOLVES, _delta, _new_cost, _solve
 
 TOP_UB = 1.0 + 1e-9     # delta_ij <= sum_i delta_ij <= 1 (machine rows), up to the feasibility tolerance

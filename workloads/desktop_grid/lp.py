@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from .._stdio import stdout_silenced
+from ..kernel_support.stdio import stdout_silenced
 from . import face as _face
 from . import simplex as _sx
 from . import states as _states

@@ -3,7 +3,7 @@
 A dispatch rule is a plain function over the kernel's own state, compiled by numba as a C
 callback with :data:`DISPATCH_SIG` (every array read-only: a rule that writes one does not
 compile) and called by the event loop through a first-class function pointer
-(:mod:`schedsweep.workloads._plugins`), so a new rule costs its own compile, not the simulator's::
+(:mod:`schedsweep.workloads.kernel_support.plugins`), so a new rule costs its own compile, not the simulator's::
 
     def rule(j, now, waiting, head_time, head_seq, mu, view, elig) -> int  # the class j pulls
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._plugins import PluginPoint
+from ..kernel_support.plugins import PluginPoint
 
 
 def dispatch_signature():
@@ -32,7 +32,7 @@ def dispatch_signature():
     point does not import numba)."""
     from numba import types
 
-    from .._plugins import ro_array
+    from ..kernel_support.plugins import ro_array
 
     return types.int64(types.int64, types.float64, ro_array(types.int64), ro_array(types.float64),
                        ro_array(types.int64), ro_array(types.float64, 2), ro_array(types.float64),

@@ -38,7 +38,7 @@ is restored after the search, so the next state starts dual feasible.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 
 PTOL = 1e-9        # primal feasibility (scaled units: y <= 1, lambda in multiples of alpha)
 DTOL = 1e-9        # dual feasibility (reduced costs)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .choices import FCFS, GCMU, LPAS, POLICY_CODE, PST, WORK_CODE, WORK_DET, WORK_EXP, WORK_UNIF  # handed on
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .face import F_FALLBACK, _face_support
 from .simplex import (_I_PIVOTS, C_FAILED, C_SEARCH, C_SOLVES, _copy_basis, _delta, _face_rhs,
                       _lambda_of, _new_cost, _solve, _state_rhs, _zeros)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 
 
 @dataclass

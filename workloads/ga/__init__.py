@@ -61,8 +61,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import QUANTILES, Metric, Param, empty_outputs, quantiles, substreams
-from .._lazy import handed_on
-from .._plugins import fails_loudly
+from ..kernel_support.lazy import handed_on
+from ..kernel_support.plugins import fails_loudly
 from .choices import DOCKING, METHODS, OBJECTIVES, WITHIN_LEVELS
 from .points import PLUGINS
 

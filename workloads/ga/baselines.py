@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba.np.random.random_methods import random_interval
 
-from ._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 from .model import Problem, body_from_units
 from .sorting import argsort, sort_ints, wth_smallest_in_group
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 from .sorting import argsort, sort_ints, wth_smallest_in_group
 
 

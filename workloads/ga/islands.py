@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._plugins import is_path
+from ..kernel_support.plugins import is_path
 from .baselines import backfill_kernel, fcfs_kernel
 from .choices import DOCKING  # handed on from here too
 from .model import Problem

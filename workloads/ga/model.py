@@ -32,7 +32,7 @@ import numpy as np
 
 from schedsweep.workloads._contract import kernel_array
 
-from ._jit import kernel
+from ..kernel_support.jit import kernel
 
 
 @dataclass(frozen=True)

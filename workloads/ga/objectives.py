@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ..kernel_support.jit import kernel
 from .choices import OBJECTIVES  # handed on from here too
 from .model import segment_starts
 

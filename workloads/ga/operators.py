@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 from .crossover import _backfill_missing, _crossover_general, _crossover_simple, crossover
 from .model import decode_into, segment_starts
 from .sorting import argsort

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._plugins import PluginError, resolve
-from ._jit import kernel
+from ..kernel_support.plugins import PluginError, resolve
+from ..kernel_support.jit import kernel
 from .points import OBJECTIVE, PLUGINS  # noqa: F401 - declared without numba, for the listing
 
 OBJECTIVE_SIG = OBJECTIVE.numba_signature

@@ -2,7 +2,7 @@
 its signature is built on first use."""
 from __future__ import annotations
 
-from .._plugins import PluginPoint
+from ..kernel_support.plugins import PluginPoint
 
 
 def objective_signature():
@@ -10,7 +10,7 @@ def objective_signature():
     arrays read-only: an objective's numba signature."""
     from numba import types
 
-    from .._plugins import ro_array
+    from ..kernel_support.plugins import ro_array
 
     i1, f1 = ro_array(types.int64), ro_array(types.float64)
     return types.float64(i1, i1, f1, f1, i1, i1, i1, f1, f1, types.float64)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ..kernel_support.jit import kernel
 
 RUN = 16   # runs sorted by insertion before merging (most GA sorts are shorter)
 

@@ -44,8 +44,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._contract import Metric, Param, empty_outputs, substreams
-from .._lazy import handed_on
-from .._plugins import fails_loudly, is_path, resolve
+from ..kernel_support.lazy import handed_on
+from ..kernel_support.plugins import fails_loudly, is_path, resolve
 from ..environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
 from .choices import AEP_ALGORITHMS
 from .points import CRITERION, PLUGINS

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .candidates import cheapest, cheapest_within, node_orders, window_values
 from .choices import AEP_ALGORITHMS  # handed on from here too
 from .exact import exact_proc_time_with, exact_runtime_with

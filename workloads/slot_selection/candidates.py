@@ -9,7 +9,7 @@ for a whole scan.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 
 
 @kernel

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 from .aep import _all_nodes
 from .candidates import cheapest, window_values
 from .exactsum import fsum, sum_le

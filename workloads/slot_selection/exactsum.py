@@ -10,7 +10,7 @@ too close to the threshold to decide.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import inline_kernel, kernel
+from ..kernel_support.jit import inline_kernel, kernel
 
 #: Relative margin within which a running (inexact) sum cannot decide a comparison.
 _MARGIN = 1e-10

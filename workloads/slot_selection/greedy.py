@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from ..kernel_support.jit import kernel
 from .candidates import valid, window_values
 from .exactsum import sum_le, sum_lt
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from .._plugins import PluginError
+from ..kernel_support.jit import kernel
+from ..kernel_support.plugins import PluginError
 from .aep import Window, _keep, _result, _state
 from .candidates import cheapest_within, window_values
 from .exactsum import fsum, sum_le

@@ -2,14 +2,14 @@
 numba: its signature is built on first use."""
 from __future__ import annotations
 
-from .._plugins import PluginPoint
+from ..kernel_support.plugins import PluginPoint
 
 
 def criterion_signature():
     """float64(float64, int64[n], three float64[nodes], all read-only): a window criterion's numba signature."""
     from numba import types
 
-    from .._plugins import ro_array
+    from ..kernel_support.plugins import ro_array
 
     return types.float64(types.float64, ro_array(types.int64), ro_array(types.float64), ro_array(types.float64),
                          ro_array(types.float64))

@@ -57,19 +57,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ._contract import is_plugin_path
+from .._contract import is_plugin_path
 
 # numba is imported only where a plug-in is compiled: declaring a point, listing it
 # (``schedsweep workloads``) and validating the rest of a spec do not need it.
-# readonly, ro_array and rw_array (numba types) live in _plugin_types, handed on here.
+# readonly, ro_array and rw_array (numba types) live in plugin_types, handed on here.
 _NUMBA_NAMES = ("readonly", "ro_array", "rw_array")
 
 
 def __getattr__(name: str) -> Any:
     if name in _NUMBA_NAMES:
-        from . import _plugin_types
+        from . import plugin_types
 
-        return getattr(_plugin_types, name)
+        return getattr(plugin_types, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["PluginPoint", "Plugin", "PluginError", "is_path", "point_of", "resolve", "function", "ro_array", "rw_array",

@@ -1,4 +1,4 @@
-"""The numba types of plug-in signatures, and :func:`readonly` (handed on by :mod:`._plugins`,
+"""The numba types of plug-in signatures, and :func:`readonly` (handed on by :mod:`workloads.kernel_support.plugins`,
 kept apart so that declaring a plug-in point does not import numba)."""
 from __future__ import annotations
 
