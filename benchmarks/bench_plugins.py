@@ -84,7 +84,7 @@ COMPILE_CHILD = textwrap.dedent('''
         r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
     t0 = cpu()
     from schedsweep.workloads import cluster
-from schedsweep.workloads.kernel_support import plugins as _plugins
+    from schedsweep.workloads.kernel_support import plugins as _plugins
     imports = cpu() - t0
     sys.path.insert(0, sys.argv[1])
     t0 = cpu()
@@ -213,7 +213,7 @@ def calls(n: int) -> None:
     import numpy as np
 
     from schedsweep.workloads import cluster
-from schedsweep.workloads.kernel_support import plugins as _plugins
+    from schedsweep.workloads.kernel_support import plugins as _plugins
 
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "bench_calls_kernels.py"
