@@ -109,7 +109,7 @@ def main() -> None:
             runs = results[label]
             cpu = ", ".join(f"{r['cpu_ms_per_batch']:.3f}" for r in runs)
             print(f"{name:<8} {reps:>9} {cells:>5} {label:<7} {runs[0]['batches']:>7} {runs[0]['files']:>7} {cpu:>20}")
-    # The target of issue 31: 10 cells x 10,000 replications of a 30-metric workload, files
+    # The target: 10 cells x 10,000 replications of a 30-metric workload, files
     # only, format 2 alone (the code before writes one file per metric per chunk: with chunk
     # 1, 34 files per replication, 3.4 million, too many to write here).
     r = measure(ROOT, 10_000, 10, 0, 1, False)

@@ -1,4 +1,4 @@
-"""A store you can stake a paper on (issue 31 items 1-4): damage injected into data, status,
+"""A store you can stake a paper on: damage injected into data, status,
 seed and shard index (bytes flipped, files truncated or deleted) is found by ``check`` and
 refused by every reader in one line; a run on the damaged store reruns what it covers and
 ends equal to the undamaged store; an ok replication whose metrics are all NaN is not

@@ -19,7 +19,7 @@ inlined helper already; ``_fcfs``, ``_scan``, ``_due`` are inlining dispatchers 
 functions of the passes part 1 calls, not copies of their code), because
 numba optimises and codegens every compiled kernel with all the kernels it calls linked
 in: as calls, each pass was compiled a second time as a module of its own, with the
-starts' bookkeeping linked in again (26 Nov, issue 20: LLVM IR of the spec 6.4 -> 4.7 MB,
+starts' bookkeeping linked in again (LLVM IR of the spec 6.4 -> 4.7 MB,
 cold compile about 25 -> 22.5 CPU-s; run time the same). Conservative's reservations
 (``conservative_plan``) and its starts (``start_due``) are called apart so that one copy
 of ``start_due`` serves both the pass and the wake-ups.

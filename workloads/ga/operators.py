@@ -18,7 +18,7 @@ parent (crossover). Random draws come only from the island's ``rng``.
   :mod:`.crossover`.
 * Selection: tournaments, of size 2 by default (our rule). Elitism: the best ``n_elite`` survive.
 
-Compile time (issue 20): numba compiles each kernel with every kernel it calls linked in
+Compile time: numba compiles each kernel with every kernel it calls linked in
 and optimises that whole tree again, so a kernel that only dispatches to others (a swap
 chooser, a crossover or evaluation switch) costs as much as the tree below it. The
 branches are therefore written out where the GA calls them, and each kernel keeps one
@@ -178,7 +178,7 @@ def _swaps(body, header, P, rng, parallel, has_deps, by_width, offsets, index_in
     positions (:func:`random_swaps`). Returns the number of swaps made.
 
     One kernel, so numba and LLVM compile the swaps and the compaction under it once per
-    spec instead of once for each caller (issue 20 item 1)."""
+    spec instead of once for each caller."""
     N = body.shape[0]
     unit_at = unit_at_positions(header)
     done = 0

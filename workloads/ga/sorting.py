@@ -1,7 +1,7 @@
 """The sorts of the ga kernels: one stable argsort of float64 keys and an in-place sort of
 small int64 arrays, shared by every kernel that sorts.
 
-Compile time (issue 20 item 1): numba's ``np.argsort``/``np.sort`` are generated, generic
+Compile time: numba's ``np.argsort``/``np.sort`` are generated, generic
 implementations (merge sort and quicksort, each a tree of helper functions) compiled per
 element type, and their code is optimised again by LLVM inside every kernel that calls
 them; these two kernels are a few loops each. They give exactly numpy's results:
