@@ -149,6 +149,31 @@ def test_no_machine_paths_in_the_tree():
         + "\n".join(found)
 
 
+# A work log: who changed what, or when (history lives in git). Written in pieces so that
+# this file does not match itself.
+WORK_LOG = re.compile(r"\b[Ii]ssues? ?#?[0-9]+\b|\b(?:this|last|previous|earlier) (?:sess" r"ion|st" r"op)\b"
+                      r"|\b[0-9]{1,2} Nov(?:ember)?\b|\bNov" r"ember\b")
+
+
+def test_no_work_log_in_the_tree():
+    files = subprocess.run(["git", "ls-files", "-z", "*.py", "*.md", "*.toml", "*.sh", "*.yaml", "*.sbatch"],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\0")
+    found = []
+    for name in filter(None, files):
+        path = REPO / name
+        if not path.is_file():
+            continue
+        found += [f"{name}:{k}: {line.strip()[:100]}" for k, line in enumerate(path.read_text().splitlines(), 1)
+                  if WORK_LOG.search(line)]
+    assert not found, "text about who changed what or when (say the fact, the method or the reason):\n" \
+        + "\n".join(found)
+
+
+def test_work_log_pattern():
+    assert WORK_LOG.search("default since iss" "ue 20") and WORK_LOG.search("measured 26 N" "ov")
+    assert not WORK_LOG.search("see the issues page") and not WORK_LOG.search("a Dask session")
+
+
 def test_machine_path_pattern():
     # written in two pieces, so that this file does not hold what it looks for
     assert MACHINE_PATH.search("PEER = Path('/wo" "rk/shared/peers/x.py')")
