@@ -53,8 +53,9 @@ def compile_seconds() -> dict[str, float]:
         with tempfile.TemporaryDirectory() as cache:
             cold = measure(spec, overrides, Path(cache))
         workload = load(ROOT / spec, overrides, shallow=True).workload
-        out[workload] = round(cold["first"] - cold["second"], 1)
-        print(f"{workload:<20} cold compile {out[workload]:6.1f} CPU-s ({spec})", flush=True)
+        seconds = round(cold["first"] - cold["second"], 1)
+        out[workload] = max(out.get(workload, 0.0), seconds)  # the workload's worst spec
+        print(f"{workload:<20} cold compile {seconds:6.1f} CPU-s ({spec})", flush=True)
     return out
 
 
