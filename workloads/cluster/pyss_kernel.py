@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import profile
+from . import events, profile
 from ..kernel_support.jit import kernel as allocating, kernel_without_refcount as kernel
 
 # functions that allocate (argsort, the state arrays) need numba's reference counting
@@ -48,45 +48,6 @@ def _fits_now(pt, pf, meta, now: float, n: int, d: float) -> bool:
     return True
 
 
-@kernel
-def _heap_push(ht, hj, n, t, j) -> int:
-    """Termination heap keyed by (time, push order): push order kept by a stable sift."""
-    i = n
-    ht[i] = t
-    hj[i] = j
-    while i > 0:
-        par = (i - 1) >> 1
-        if ht[par] > ht[i] or (ht[par] == ht[i] and hj[par] >> 32 > hj[i] >> 32):
-            ht[par], ht[i] = ht[i], ht[par]
-            hj[par], hj[i] = hj[i], hj[par]
-            i = par
-        else:
-            break
-    return n + 1
-
-
-@kernel
-def _heap_pop(ht, hj, n) -> int:
-    n -= 1
-    ht[0] = ht[n]
-    hj[0] = hj[n]
-    i = 0
-    while True:
-        lo = 2 * i + 1
-        if lo >= n:
-            break
-        c = lo
-        if lo + 1 < n and (ht[lo + 1] < ht[lo] or (ht[lo + 1] == ht[lo] and hj[lo + 1] >> 32 < hj[lo] >> 32)):
-            c = lo + 1
-        if ht[c] < ht[i] or (ht[c] == ht[i] and hj[c] >> 32 < hj[i] >> 32):
-            ht[c], ht[i] = ht[i], ht[c]
-            hj[c], hj[i] = hj[i], hj[c]
-            i = c
-        else:
-            break
-    return n
-
-
 @jit
 def simulate_pyss(submit, run, procs, est, total: int, policy: int):
     """Start times (s) of every job of a flow in queue order, under pyss's rules.
@@ -106,15 +67,16 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
     wait = np.zeros(nj, np.int64)      # waiting jobs in queue order: wait[w0:w0 + nw]
     w0 = 0                             # (a job is appended once: w0 + nw <= nj)
     nw = 0
-    ht = np.zeros(nj + 1)
-    hj = np.zeros(nj + 1, np.int64)    # push order << 32 | job
+    # terminations on the event heap of events.py: by time, then push order (seq), job as data
+    # (names apart from events.push's own: numba's inliner confuses equal names)
+    term_t, term_k, term_j = np.zeros(nj + 1), np.zeros(nj + 1, np.int64), np.zeros(nj + 1, np.int64)
     nh = 0
     seq = 0
     # live steps <= 2 (intervals + 1) + 1, dead ones <= capacity / 4 or 64 before prune compacts
     pt, pf, meta = profile.new(4 * nj + 80, total)
     ia = 0
     while ia < nj or nh > 0:
-        if ia < nj and (nh == 0 or submit[ia] <= ht[0]):
+        if ia < nj and (nh == 0 or submit[ia] <= term_t[0]):
             now = submit[ia]
             j = ia
             ia += 1
@@ -127,16 +89,14 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
                 profile.add(pt, pf, meta, t, t + est[j], -p[j])
                 if t == now:
                     start[j] = now
-                    nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
+                    nh = events.push(term_t, term_k, term_j, nh, now + run[j], seq, j)
                     seq += 1
                     nw -= 1
                 continue
             if pf[meta[0]] < p[j]:      # no reservation in the profile: free only grows from now
                 continue
         else:
-            now = ht[0]
-            j = hj[0] & 0xFFFFFFFF
-            nh = _heap_pop(ht, hj, nh)
+            now, _, j, nh = events.pop(term_t, term_k, term_j, nh)
             profile.prune(pt, pf, meta, now)
             end = start[j] + est[j]     # the rest of j's window is free again
             if end > now:
@@ -153,7 +113,7 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
                     profile.add(pt, pf, meta, t, t + est[j], -p[j])
                 if s[j] == now:
                     start[j] = now
-                    nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
+                    nh = events.push(term_t, term_k, term_j, nh, now + run[j], seq, j)
                     seq += 1
                 else:
                     wait[w0 + w] = j
@@ -167,7 +127,7 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
             j = wait[w0 + h]
             start[j] = now
             profile.add(pt, pf, meta, now, now + est[j], -p[j])
-            nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
+            nh = events.push(term_t, term_k, term_j, nh, now + run[j], seq, j)
             seq += 1
             h += 1
         w0 += h                         # the started heads leave the front
@@ -182,7 +142,7 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
                 if _fits_now(pt, pf, meta, now, p[j], est[j]):
                     start[j] = now
                     profile.add(pt, pf, meta, now, now + est[j], -p[j])
-                    nh = _heap_push(ht, hj, nh, now + run[j], (seq << 32) | j)
+                    nh = events.push(term_t, term_k, term_j, nh, now + run[j], seq, j)
                     seq += 1
                 else:
                     wait[w0 + w] = j
