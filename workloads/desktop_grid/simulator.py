@@ -94,6 +94,9 @@ def _older(t_arr, t_seq, x, y):
     return t_arr[x] < t_arr[y] or (t_arr[x] == t_arr[y] and t_seq[x] < t_seq[y])
 
 
+# Each class's waiting tasks are an index heap (heap[i, :hsize[i]] holds task numbers) ordered
+# by the tasks' own arrival time and number, read where they live: not the event heap of
+# cluster/events.py, which stores a key beside each entry and holds one queue, not one per class.
 @kernel
 def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     k = hsize[i]

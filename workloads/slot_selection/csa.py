@@ -43,6 +43,9 @@ def _before(s1, k1, s2, k2):
     return s1 < s2 or (s1 == s2 and k1 < k2)
 
 
+# The merge heap is its own, not the event heap of cluster/events.py: its entries carry a
+# float payload (the piece's end time), where that heap carries an integer, and a model
+# package does not import another model's internals.
 @kernel
 def _heap_push(hs, hk, he, size, s, k, e):
     i = size
