@@ -195,12 +195,13 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
     return output
 
 
-def open_store(path: str | Path | list | tuple) -> xr.Dataset:
-    """The store at ``path`` as an xarray Dataset (lazy); several paths: the stores combined
-    along the one sweep dimension they differ in (:func:`open_stores`)."""
+def open_store(path: str | Path | list | tuple, verify: bool = True) -> xr.Dataset:
+    """The store at ``path`` as an xarray Dataset (lazy), every chunk verified unless
+    ``verify`` is False; several paths: the stores combined along the one sweep dimension
+    they differ in (:func:`open_stores`)."""
     if isinstance(path, (list, tuple)):
         return open_stores(list(path))
-    return open_verified(path)
+    return open_verified(path, verify=verify)
 
 
 def open_stores(paths: list[str | Path]) -> xr.Dataset:

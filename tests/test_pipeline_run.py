@@ -68,7 +68,8 @@ def test_common_random_numbers_and_independent_dims(write_spec, tmp_path):
     assert (w[1] >= w[0]).all()
 
 
-def test_resume_after_sigkill_equals_uninterrupted(write_spec, tmp_path):
+def test_resume_after_sigkill_equals_uninterrupted(write_spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDSWEEP_COMPACT_SECONDS", "0.2")  # the run's status on disk as it goes
     text = SPEC.replace("replications = 23", "replications = 400").replace("customers = 3000", "customers = 60000")
     text = text.replace("warmup = 200\n", "")
     spec = write_spec(text)

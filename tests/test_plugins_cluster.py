@@ -192,7 +192,7 @@ def test_pipeline_records_a_failing_plugin_and_goes_on(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "[sweep] queue[1] = 'tests.plugins_bad:larget': module 'tests.plugins_bad'" in err
     assert "has no function 'larget'" in err
-    assert cli.main(["run", str(spec), "--workers", "0", "--store", str(store), "--no-progress"]) == 0
+    assert cli.main(["run", str(spec), "--workers", "0", "--store", str(store), "--no-progress"]) == cli.EXIT_SOME_FAILED
     ds = open_store(store)
     assert (ds["status"].values[0] == 1).all()
     failed = ds["status"].values[1] == 3

@@ -81,6 +81,16 @@ EXCEPTIONS: dict[str, str] = {
     "results/X.zarr --batch-seconds 10":
         "128 tasks on a site's cluster (tests/test_slurm_cluster.py submits slurm/sweep.sbatch to a local Slurm)",
     "bash slurm/install.sh": "root and Debian packages: .ci/run runs it before the tests",
+    "bash slurm/multihost.sh up": "root, network namespaces and Slurm daemons: .ci/run runs it before the tests",
+    "bash slurm/multihost.sh down": "ends the multi-host Slurm: .ci/run's exit trap runs it",
+    "bash slurm/multihost.sh poweroff c2": "kills a compute host: tests/test_slurm_multihost.py does it mid-sweep",
+    "bash slurm/multihost.sh run login python -m schedsweep.pipeline.cli run jobs/mm1.toml --cluster slurm "
+    "--profile slurm/multihost.yaml":
+        "the multi-host Slurm of .ci/run: tests/test_slurm_multihost.py runs --cluster slurm from the login host",
+    "bash slurm/multihost.sh run login sbatch --nodes=2 --ntasks=2 slurm/sweep.sbatch jobs/mm1.toml":
+        "the multi-host Slurm of .ci/run: tests/test_slurm_multihost.py submits sweep.sbatch on two nodes",
+    "SCHEDSWEEP_EXPECT_MULTIHOST=1 python -m pytest tests/test_slurm_multihost.py":
+        "the tests themselves (.ci/run sets the variable and runs the whole suite)",
     "bash slurm/start.sh": "starts Slurm daemons: .ci/run runs it before the tests",
     "bash slurm/check.sh": "needs the daemons of slurm/start.sh; .ci/run starts them, tests/test_slurm_cluster.py "
                            "checks the node",

@@ -44,6 +44,12 @@ arrival_rate = [0.4, 0.7]
 LONG = SMALL.replace("replications = 24", "replications = 80").replace("customers = 3000", "customers = 1000000")
 
 
+@pytest.fixture(autouse=True)
+def _status_without_delay(monkeypatch):
+    """These tests watch a running sweep's status: its journal compacted every 0.2 s, not 10 s."""
+    monkeypatch.setenv("SCHEDSWEEP_COMPACT_SECONDS", "0.2")
+
+
 @functools.cache
 def _slurm_problem() -> str | None:
     """None when a Slurm with a usable node answers, else what is wrong."""

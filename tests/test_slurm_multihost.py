@@ -56,6 +56,12 @@ arrival_rate = [0.4, 0.7]
 TOTAL = 2 * 60
 
 
+@pytest.fixture(autouse=True)
+def _status_without_delay(monkeypatch):
+    """These tests watch a running sweep's status: its journal compacted every 0.2 s, not 10 s."""
+    monkeypatch.setenv("SCHEDSWEEP_COMPACT_SECONDS", "0.2")
+
+
 def _problem() -> str | None:
     """None when the multi-host Slurm answers with both compute nodes idle, else what is wrong."""
     if os.geteuid() != 0:
