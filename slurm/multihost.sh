@@ -154,13 +154,29 @@ up() {
         on "$h" slurmd -f "$MH_CONF" -N "$(hostname_of "$h")" >"$MH_DIR/slurmd-$h.out" 2>&1 \
             || { cat "$MH_DIR/slurmd-$h.out" >&2; mh_logs; say "slurmd on $h did not start"; exit 1; }
     done
-    local deadline=$((SECONDS + MH_TIMEOUT))
+    local deadline=$((SECONDS + MH_TIMEOUT)) kicked=$((SECONDS + 10))
     until nodes_idle; do
         if [ "$SECONDS" -ge "$deadline" ]; then
             mh_logs; say "the compute nodes were not idle after $MH_TIMEOUT s"; exit 1
         fi
+        if [ "$SECONDS" -ge "$kicked" ]; then
+            # A host powered off and started again before slurmctld noticed keeps the jobs it was
+            # running "completing" for ever: down and resume it, which ends them.
+            resume_stuck_nodes
+            kicked=$((SECONDS + 10))
+        fi
         sleep 0.3
     done
+}
+
+# resume_stuck_nodes: every compute node neither idle nor busy is set down, then resumed.
+resume_stuck_nodes() {
+    local node state
+    while read -r node state; do
+        case "$state" in idle|mixed|allocated|"") continue ;; esac
+        on login scontrol update NodeName="$node" State=DOWN Reason=schedsweep-restart >/dev/null 2>&1 || true
+        on login scontrol update NodeName="$node" State=RESUME >/dev/null 2>&1 || true
+    done < <(on login timeout 10 sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)
 }
 
 # ns_pids HOST: every process in HOST's network namespace (all started by this script or its jobs).
