@@ -78,6 +78,7 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
     if figure_format not in FIGURE_FORMATS:
         raise QueryError(f"--figure-format {figure_format!r}: one of {', '.join(FIGURE_FORMATS)}")
     paired = paired or default_baseline(ds)
+    defined = defined_metrics(ds)  # reads every metric once; each section uses the list
     a = ds.attrs
     title = f"schedsweep report: {a.get('name', store_label)}"
     body = [f"<h1>{_e(title)}</h1>",
@@ -87,9 +88,9 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
             f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
             _contents(),
             "<h2 id='published'>Published reference: the reproduction scorecard</h2>", published_html(ds, level),
-            "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format),
-            "<h2 id='metrics'>Metrics</h2>", undefined_html(ds), metric_tables_html(ds, level),
-            "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level),
+            "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format, defined),
+            "<h2 id='metrics'>Metrics</h2>", undefined_html(ds, defined), metric_tables_html(ds, level, defined),
+            "<h2 id='paired'>Paired comparison</h2>", paired_html(ds, paired, level, defined),
             "<h2 id='completeness'>Completeness</h2>", completeness_html(ds, store_label),
             "<h2 id='provenance'>Provenance</h2>", provenance_html(ds),
             "<h2 id='spec'>Spec</h2>", f"<pre>{_e(a.get('spec_text', ''))}</pre>"]
@@ -168,8 +169,8 @@ def defined_metrics(ds: xr.Dataset) -> list[str]:
     return [m for m in stats.metric_names(ds) if bool(np.isfinite(ds[m].values).any())]
 
 
-def undefined_html(ds: xr.Dataset) -> str:
-    missing = [m for m in stats.metric_names(ds) if m not in defined_metrics(ds)]
+def undefined_html(ds: xr.Dataset, defined: list[str]) -> str:
+    missing = [m for m in stats.metric_names(ds) if m not in defined]
     if not missing:
         return ""
     return (f"<p class='muted'>Not shown, undefined (NaN) in every replication of this store: "
@@ -183,9 +184,11 @@ def main_dimension(ds: xr.Dataset) -> str:
     return max(dims, key=lambda d: (ds[d].dtype.kind in "iuf", ds.sizes[d]))
 
 
-def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95) -> tuple[Figure, str]:
-    """Every defined metric against sweep dimension ``x`` (one panel each) and the figure's caption."""
-    metrics = defined_metrics(ds)
+def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95,
+                     metrics: list[str] | None = None) -> tuple[Figure, str]:
+    """Every defined metric (``metrics``, default :func:`defined_metrics`) against sweep
+    dimension ``x`` (one panel each) and the figure's caption."""
+    metrics = defined_metrics(ds) if metrics is None else metrics
     if not metrics:
         raise QueryError("no metric of the store has a defined value: nothing to draw")
     hue = choose_hue(ds, x)
@@ -230,14 +233,14 @@ def _embed(fig: Figure, fmt: str, alt: str) -> str:
     return f"<img alt='{_e(alt)}' src='data:image/png;base64,{base64.b64encode(data).decode('ascii')}'>"
 
 
-def figures_html(ds: xr.Dataset, level: float, fmt: str) -> str:
+def figures_html(ds: xr.Dataset, level: float, fmt: str, defined: list[str]) -> str:
     dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
     if not dims:
         return "<p>A single cell: no sweep dimension to plot against; see the tables.</p>"
-    if not defined_metrics(ds):
+    if not defined:
         return "<p>No metric has a defined value: nothing to draw.</p>"
     x = main_dimension(ds)  # one figure: each metric drawn once
-    fig, text = dimension_figure(ds, x, level)
+    fig, text = dimension_figure(ds, x, level, defined)
     return (f"<figure id='figure-{_e(x)}'>{_embed(fig, fmt, 'metrics against ' + x)}"
             f"<figcaption>{_e(text)}</figcaption></figure>")
 
@@ -286,8 +289,8 @@ def _metric_heading(ds: xr.Dataset, metric: str) -> str:
             f"<p class='muted'>{_e(attrs.get('description', ''))}{_e(timing)}</p>")
 
 
-def metric_tables_html(ds: xr.Dataset, level: float) -> str:
-    result = tables.compute(ds, defined_metrics(ds) or None, (), None, None, level)
+def metric_tables_html(ds: xr.Dataset, level: float, defined: list[str]) -> str:
+    result = tables.compute(ds, defined or None, (), None, None, level)
     long = _long_frame(result)
     out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
            "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
@@ -313,10 +316,10 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[keep]
 
 
-def paired_html(ds: xr.Dataset, paired: str | None, level: float) -> str:
+def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str]) -> str:
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
-    result = tables.compute(ds, defined_metrics(ds) or None, (), paired, None, level)
+    result = tables.compute(ds, defined or None, (), paired, None, level)
     long = _long_frame(result)
     out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
            f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
