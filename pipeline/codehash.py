@@ -46,19 +46,20 @@ def _package_files(name: str, init: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def _imports(file: Path, package: list[str]) -> tuple[list[list[str]], set[str]]:
-    """(absolute module paths the file imports, top-level names it imports); ``package`` is
-    the dotted package the file belongs to, for relative imports."""
+def _imports(file: Path, package: list[str]) -> tuple[list[tuple[list[str], list[str]]], set[str]]:
+    """(imports as (absolute module path, names taken from it), top-level names imported);
+    ``package`` is the dotted package the file belongs to, for relative imports. A plain
+    ``import a.b`` takes no names: all of ``a.b`` is used."""
     try:
         tree = ast.parse(file.read_text(errors="replace"))
     except SyntaxError:
         return [], set()
-    found: list[list[str]] = []
+    found: list[tuple[list[str], list[str]]] = []
     tops: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                found.append(alias.name.split("."))
+                found.append((alias.name.split("."), []))
                 tops.add(alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -68,9 +69,18 @@ def _imports(file: Path, package: list[str]) -> tuple[list[list[str]], set[str]]
             mod = base + (node.module.split(".") if node.module else [])
             if not node.level and mod:
                 tops.add(mod[0])
-            found.append(mod)
-            found += [mod + [alias.name] for alias in node.names]  # `from pkg import submodule`
+            found.append((mod, [alias.name for alias in node.names]))
     return found, tops
+
+
+def _lazy_loader(init: Path) -> bool:
+    """Whether a package's __init__ defines a module ``__getattr__``: names taken from it may
+    then import any of its modules at run time, which the source does not show."""
+    try:
+        tree = ast.parse(init.read_text(errors="replace"))
+    except SyntaxError:
+        return True
+    return any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body)
 
 
 def _key(name: str, file: Path) -> str:
@@ -96,24 +106,47 @@ def code_files(module: ModuleType) -> tuple[dict[str, Path], set[str]]:
         package = parts if f.name == "__init__.py" else parts[:-1]
         imported, tops = _imports(f, package)
         others |= {t for t in tops if t != top}
-        for mod in imported:
-            if not mod or mod[0] != top:
-                continue
-            for k in range(len(mod), 0, -1):  # the longest prefix that is a module of ours
-                hit = _source(".".join(mod[:k]))
-                if hit is None:
-                    continue
-                hit_name = ".".join(mod[:k])
-                if hit.name == "__init__.py" and k == len(mod):
-                    queue += _package_files(hit_name, hit)
-                else:
-                    queue.append((hit_name, hit))
-                for j in range(1, k):  # the packages on the way are imported too
-                    init = _source(".".join(mod[:j]))
-                    if init is not None and init.name == "__init__.py":
-                        queue.append((".".join(mod[:j]), init))
-                break
+        for mod, names in imported:
+            if mod and mod[0] == top:
+                queue += _resolve(mod, names)
     return dict(sorted(seen.items())), others
+
+
+def _resolve(mod: list[str], names: list[str]) -> list[tuple[str, Path]]:
+    """The (module name, file) pairs an import of ``mod`` (taking ``names`` from it) brings in.
+
+    ``import pkg`` counts every file of the package (its attributes are all in reach).
+    ``from pkg import a, b`` counts the package's __init__ and the submodules named, so a
+    model that takes one helper module from ``schedsweep.pipeline`` is not made of the
+    whole pipeline; all of the package only when a name is not a submodule and the
+    __init__ loads names lazily (its ``__getattr__`` may import anything).
+    """
+    out: list[tuple[str, Path]] = []
+    for k in range(len(mod), 0, -1):  # the longest prefix that is a module of ours
+        hit = _source(".".join(mod[:k]))
+        if hit is None:
+            continue
+        hit_name = ".".join(mod[:k])
+        for j in range(1, k):  # the packages on the way are imported too
+            init = _source(".".join(mod[:j]))
+            if init is not None and init.name == "__init__.py":
+                out.append((".".join(mod[:j]), init))
+        if hit.name != "__init__.py" or k < len(mod):
+            out.append((hit_name, hit))
+        elif not names:
+            out += _package_files(hit_name, hit)
+        else:
+            out.append((hit_name, hit))
+            for name in names:
+                sub = _source(f"{hit_name}.{name}")
+                if sub is not None:
+                    out += _package_files(f"{hit_name}.{name}", sub) if sub.name == "__init__.py" \
+                        else [(f"{hit_name}.{name}", sub)]
+                elif _lazy_loader(hit):
+                    out += _package_files(hit_name, hit)
+                    break
+        break
+    return out
 
 
 def _dependency_versions(names: set[str]) -> dict[str, str]:

@@ -182,3 +182,34 @@ def test_the_python_api_refuses_bad_options_before_anything_runs(write_spec, tmp
     with pytest.raises(ValueError, match=next(iter(kw))):
         pipeline.run(write_spec(SPEC), tmp_path / "o.zarr", progress=False, **kw)
     assert not (tmp_path / "o.zarr").exists()
+
+
+def test_code_identity_takes_the_named_submodules_of_a_package(tmp_path, monkeypatch):
+    """``from pkg import mod`` makes the model of pkg's __init__ and mod, not of all of pkg
+    (a GA store stays resumable after an edit of the report code); a name the __init__
+    loads lazily (module ``__getattr__``) counts the whole package, which may import anything."""
+    import importlib
+
+    from schedsweep.pipeline.codehash import code_files
+
+    root = tmp_path / "idpkg"
+    (root / "tools").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "tools" / "__init__.py").write_text("")
+    (root / "tools" / "used.py").write_text("X = 1\n")
+    (root / "tools" / "unused.py").write_text("Y = 1\n")
+    (root / "lazy").mkdir()
+    (root / "lazy" / "__init__.py").write_text("def __getattr__(name):\n    import importlib\n"
+                                                "    return importlib.import_module('.other', __name__)\n")
+    (root / "lazy" / "other.py").write_text("Z = 1\n")
+    (root / "model.py").write_text("from idpkg.tools import used\n")
+    (root / "whole.py").write_text("import idpkg.tools\n")
+    (root / "lazyuser.py").write_text("from idpkg.lazy import Z\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    files = lambda name: set(code_files(importlib.import_module(name))[0])  # noqa: E731
+    assert files("idpkg.model") == {"idpkg/__init__.py", "idpkg/model.py", "idpkg/tools/__init__.py",
+                                    "idpkg/tools/used.py"}
+    assert "idpkg/tools/unused.py" in files("idpkg.whole")
+    assert "idpkg/lazy/other.py" in files("idpkg.lazyuser")
+    ga = set(code_files(importlib.import_module("schedsweep.workloads.ga"))[0])
+    assert "schedsweep/pipeline/subtasks.py" in ga and "schedsweep/pipeline/report.py" not in ga
