@@ -30,18 +30,9 @@ from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, pe
 from schedsweep.workloads.ga.islands import GASettings, run_islands  # noqa: E402
 from schedsweep.workloads.ga.model import Problem  # noqa: E402
 
+from benchmarks.suite.ga import peer_problem  # noqa: E402  (one drawing of the peer's instance, the asv suite's)
+
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "ga_islands_deap.py"
-
-
-def peer_problem(tasks: int, machines: int, seed: int) -> Problem:
-    """The DEAP peer's instance, drawn exactly as the peer draws it."""
-    rng = np.random.Generator(np.random.PCG64(seed))
-    w = rng.uniform(1, 100, tasks)
-    s = rng.uniform(1, 4, machines)
-    return Problem(speed=s, group=np.zeros(machines, np.int64), ready=np.zeros(machines),
-                   prev_end=np.full(machines, np.nan), width=np.ones(tasks, np.int64), length=w,
-                   prio=np.ones(tasks, np.int64), pred=np.full(tasks, -1), mask=np.ones((tasks, machines), bool),
-                   arrival=np.zeros(tasks), period_end=0.0)
 
 
 def ours(problem: Problem, settings: GASettings, seed: int) -> dict:
