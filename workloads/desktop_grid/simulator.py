@@ -25,8 +25,10 @@ completion or to the machine's next failure, whichever is first.
 from __future__ import annotations
 
 import numpy as np
+from numba.np.random.distributions import random_exponential, random_uniform
+from numba.np.random.generator_core import next_double
 
-from ..kernel_support.jit import kernel
+from ..kernel_support.jit import kernel, kernel_without_refcount
 from .choices import FCFS, GCMU, LPAS, POLICY_CODE, PST, WORK_CODE, WORK_DET, WORK_EXP, WORK_UNIF  # handed on
 
 
@@ -45,7 +47,7 @@ N_STATS = 11
 BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
-@kernel
+@kernel_without_refcount
 def _hash_uniform(key, n):
     """Uniform in (0, 1] from (key, n): splitmix64 of key + n * golden ratio."""
     z = key + np.uint64(n + 1) * np.uint64(0x9E3779B97F4A7C15)
@@ -55,7 +57,7 @@ def _hash_uniform(key, n):
     return (np.float64(z >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
 
 
-@kernel
+@kernel_without_refcount
 def _draw_level(cdf, u):
     k = 0
     while k < cdf.shape[0] - 1 and u > cdf[k]:
@@ -63,7 +65,7 @@ def _draw_level(cdf, u):
     return k
 
 
-@kernel
+@kernel_without_refcount
 def _geometric_gap(u, stay):
     """Steps until the next re-draw: P(gap >= k + 1) = stay**k."""
     if stay <= 0.0:
@@ -71,24 +73,37 @@ def _geometric_gap(u, stay):
     return 1 + int(np.floor(np.log(u) / np.log(stay)))
 
 
-@kernel
+@kernel_without_refcount
 def _chain_jump(j, ch_level, ch_next, ch_n, keys, cdf, stay):
     ch_level[j] = _draw_level(cdf[j], _hash_uniform(keys[j], ch_n[j]))
     ch_next[j] += _geometric_gap(_hash_uniform(keys[j], ch_n[j] + 1), stay)
     ch_n[j] += 2
 
 
-@kernel
-def _tree_update(tree, times, size, slot):
-    node = (size + slot) >> 1
-    while node >= 1:
-        a = tree[2 * node]
-        b = tree[2 * node + 1]
-        tree[node] = a if times[a] <= times[b] else b
-        node >>= 1
+@kernel_without_refcount
+def _tree_update(tree, node_t, times, size, slot):
+    """Slot ``slot``'s time changed (``times[slot]``): replay its matches up to the root.
+
+    Each node holds its winner's slot (``tree``) and time (``node_t``), so a match compares
+    the winner carried up in registers with the sibling's stored time: no load depends on the
+    previous level's store (reading ``times[tree[child]]`` did, which made this update a
+    quarter of the kernel's time). Ties go to the left child, the lower slot, as before."""
+    pos = size + slot
+    t = times[slot]
+    s = slot
+    node_t[pos] = t
+    while pos > 1:
+        sib = pos ^ 1
+        ts = node_t[sib]
+        if ts < t or (ts == t and sib < pos):
+            t = ts
+            s = tree[sib]
+        pos >>= 1
+        tree[pos] = s
+        node_t[pos] = t
 
 
-@kernel
+@kernel_without_refcount
 def _older(t_arr, t_seq, x, y):
     """Task x waited longer than task y (earlier arrival, then lower arrival number)."""
     return t_arr[x] < t_arr[y] or (t_arr[x] == t_arr[y] and t_seq[x] < t_seq[y])
@@ -97,7 +112,7 @@ def _older(t_arr, t_seq, x, y):
 # Each class's waiting tasks are an index heap (heap[i, :hsize[i]] holds task numbers) ordered
 # by the tasks' own arrival time and number, read where they live: not the event heap of
 # cluster/events.py, which stores a key beside each entry and holds one queue, not one per class.
-@kernel
+@kernel_without_refcount
 def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     k = hsize[i]
     hsize[i] = k + 1
@@ -111,7 +126,7 @@ def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     heap[i, k] = task
 
 
-@kernel
+@kernel_without_refcount
 def _heap_pop(heap, hsize, i, t_arr, t_seq):
     top = heap[i, 0]
     n = hsize[i] - 1
@@ -134,12 +149,14 @@ def _heap_pop(heap, hsize, i, t_arr, t_seq):
     return top
 
 
-@kernel
-def _draw_work(rng, work_code):
+@kernel_without_refcount
+def _draw_work(bitgen, work_code):
+    """Nominal work of a task, from ``rng.bit_generator``: numba's own ``exponential`` and
+    ``uniform`` (the same draws as the Generator methods, which call these)."""
     if work_code == WORK_EXP:
-        return rng.exponential(1.0)
+        return random_exponential(bitgen, 1.0)
     if work_code == WORK_UNIF:
-        return rng.uniform(0.0, 2.0)
+        return random_uniform(bitgen, 0.0, 2.0)     # (low, high - low)
     return 1.0
 
 
@@ -180,6 +197,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         size *= 2
     times = np.full(size, inf)
     tree = np.zeros(2 * size, np.int64)
+    node_t = np.full(2 * size, inf)      # the time of each node's winner (_tree_update)
     for s in range(size):
         tree[size + s] = s
     for node in range(size - 1, 0, -1):
@@ -231,16 +249,23 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     n_rework = 0
     stop = STOP_HORIZON
 
+    # The draws go through the bit generators with numba's own distribution functions, the
+    # ones its Generator methods call (the same numbers): a method call increfs and decrefs
+    # the Generator's meminfo, two atomic operations per draw that were ~10% of the kernel.
+    arr_bg = arr_rng.bit_generator
+    work_bg = work_rng.bit_generator
+    rework_bg = rework_rng.bit_generator
+
     # first arrival and first availability change
     if scripted:
         times[0] = script_t[0]
     else:
-        times[0] = arr_rng.exponential(1.0 / total_rate)
+        times[0] = random_exponential(arr_bg, 1.0 / total_rate)
     # np.int64, not a literal: numba compiles a callee once more for every literal argument
-    _tree_update(tree, times, size, np.int64(0))
+    _tree_update(tree, node_t, times, size, np.int64(0))
     if chg_time.shape[0] > 0:
         times[1] = chg_time[0]
-        _tree_update(tree, times, size, np.int64(1))
+        _tree_update(tree, node_t, times, size, np.int64(1))
     c_ptr = 0
 
     while True:
@@ -259,13 +284,13 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_script += 1
                 times[0] = script_t[n_script] if n_script < script_t.shape[0] else inf
             else:
-                u = arr_rng.random()
+                u = next_double(arr_bg)
                 cls = 0
                 while cls < n - 1 and u > alpha_cdf[cls]:
                     cls += 1
-                w = _draw_work(work_rng, work_code)
-                times[0] = now + arr_rng.exponential(1.0 / total_rate)
-            _tree_update(tree, times, size, np.int64(0))
+                w = _draw_work(work_bg, work_code)
+                times[0] = now + random_exponential(arr_bg, 1.0 / total_rate)
+            _tree_update(tree, node_t, times, size, np.int64(0))
             n_free -= 1
             task = free[n_free]
             t_arr[task] = now
@@ -298,7 +323,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     busy_task[j] = -1
                     busy_acc += max(0.0, now - max(busy_since[j], warmup))
                     times[2 + j] = inf
-                    _tree_update(tree, times, size, 2 + j)
+                    _tree_update(tree, node_t, times, size, 2 + j)
                     resub += 1
                     if requeue_now:
                         t_key[task] = now
@@ -306,7 +331,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                         t_work[task] = script_rework[n_rework]
                         n_rework += 1
                     else:
-                        t_work[task] = _draw_work(rework_rng, work_code)
+                        t_work[task] = _draw_work(rework_bg, work_code)
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
                 trace_kind[n_trace] = TR_REPAIR if chg_up[c_ptr] else TR_FAIL
@@ -315,14 +340,14 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_trace += 1
             c_ptr += 1
             times[1] = chg_time[c_ptr] if c_ptr < chg_time.shape[0] else inf
-            _tree_update(tree, times, size, np.int64(1))
+            _tree_update(tree, node_t, times, size, np.int64(1))
         else:
             # ---------------------------------------------------------------- completion
             j = slot - 2
             done = busy_task[j]
             busy_task[j] = -1
             times[slot] = inf
-            _tree_update(tree, times, size, slot)
+            _tree_update(tree, node_t, times, size, slot)
             busy_acc += max(0.0, now - max(busy_since[j], warmup))
             if now >= warmup:
                 sum_w[t_cls[done]] += now - t_arr[done]
@@ -482,7 +507,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     tcur = seg_end
                     _chain_jump(j, ch_level, ch_next, ch_n, chain_keys, level_cdf, stay)
                 times[2 + j] = tdone
-            _tree_update(tree, times, size, 2 + j)
+            _tree_update(tree, node_t, times, size, 2 + j)
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
                 trace_kind[n_trace] = TR_START
