@@ -150,6 +150,34 @@ def _heap_pop(heap, hsize, i, t_arr, t_seq):
 
 
 @kernel_without_refcount
+def _machine_before(i, x, y, mu_nom, view):
+    """Machine ``x`` comes before ``y`` in class ``i``'s list: faster (``mu_nom * view``),
+    then lower index."""
+    vx = mu_nom[i, x] * view[x]
+    vy = mu_nom[i, y] * view[y]
+    return vx > vy or (vx == vy and x < y)
+
+
+@kernel_without_refcount
+def _build_lists(elig, key, by_speed, mu_nom, view, ord_idx, ord_cnt):
+    """``ord_idx[i, :ord_cnt[i]]``: the machines that may take class ``i`` under ``key``, the
+    fastest first (``by_speed``; ties by index) or by index (FCFS)."""
+    n, m = ord_idx.shape
+    for i in range(n):
+        c = 0
+        for j in range(m):
+            if elig[key, i, j] != 0:
+                # insertion: the list is short (an LP's support) or built once (all machines)
+                e = c
+                while by_speed and e > 0 and _machine_before(i, j, ord_idx[i, e - 1], mu_nom, view):
+                    ord_idx[i, e] = ord_idx[i, e - 1]
+                    e -= 1
+                ord_idx[i, e] = j
+                c += 1
+        ord_cnt[i] = c
+
+
+@kernel_without_refcount
 def _draw_work(bitgen, work_code):
     """Nominal work of a task, from ``rng.bit_generator``: numba's own ``exponential`` and
     ``uniform`` (the same draws as the Generator methods, which call these)."""
@@ -239,6 +267,16 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             ch_n[j] = 2
 
     to_start = np.empty(m, np.int64)
+    # The machines an arriving task of class i may go to under the key in force, fastest
+    # first (FCFS: by index); used where that is not every machine (an LP policy's support,
+    # about a quarter of them): the scan stops at the first idle one and any idle ones as
+    # fast, where testing every machine's eligibility was a branch mispredicted on most of
+    # them. Rebuilt at each new key; an estimate (view) only changes with the key under an
+    # LP policy, and the other policies never use the lists (every machine eligible).
+    by_speed = policy != FCFS
+    ord_idx = np.empty((n, m), np.int64)
+    ord_cnt = np.zeros(n, np.int64)
+    _build_lists(elig, init_key, by_speed, mu_nom, view, ord_idx, ord_cnt)
     head_time = np.full(n, inf)       # the plug-in's view of each class's oldest task
     head_seq = np.full(n, -1, np.int64)
     key = init_key
@@ -308,6 +346,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         elif slot == 1:
             # ------------------------------------------------------- availability change
             j = chg_machine[c_ptr]
+            new_key = chg_key[c_ptr] != key
             key = chg_key[c_ptr]
             if chg_up[c_ptr]:
                 avail[j] = True
@@ -338,6 +377,8 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 trace_m[n_trace] = j
                 trace_task[n_trace] = t_seq[task] if task >= 0 else -1
                 n_trace += 1
+            if new_key:
+                _build_lists(elig, key, by_speed, mu_nom, view, ord_idx, ord_cnt)
             c_ptr += 1
             times[1] = chg_time[c_ptr] if c_ptr < chg_time.shape[0] else inf
             _tree_update(tree, node_t, times, size, np.int64(1))
@@ -373,18 +414,36 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         if task >= 0:
             i = t_cls[task]
             best = -1
-            for j in range(m):
-                if not is_idle[j] or elig[key, i, j] == 0:
-                    continue
-                if best < 0:
-                    best = j
-                elif policy == FCFS:
-                    if idle_since[j] < idle_since[best]:
+            if ord_cnt[i] == m:
+                # every machine: in index order, each idle one compared (faster here than
+                # the list for Gcmu, whose fastest machines are mostly busy)
+                for j in range(m):
+                    if not is_idle[j]:
+                        continue
+                    if best < 0:
                         best = j
-                else:
-                    mj = mu_nom[i, j] * view[j]
-                    mb = mu_nom[i, best] * view[best]
-                    if mj > mb or (mj == mb and idle_since[j] < idle_since[best]):
+                    elif policy == FCFS:
+                        if idle_since[j] < idle_since[best]:
+                            best = j
+                    else:
+                        mj = mu_nom[i, j] * view[j]
+                        mb = mu_nom[i, best] * view[best]
+                        if mj > mb or (mj == mb and idle_since[j] < idle_since[best]):
+                            best = j
+            else:
+                # the same choice (fastest, then longest idle, then lowest index) from the list
+                for e in range(ord_cnt[i]):
+                    j = ord_idx[i, e]
+                    if not is_idle[j]:
+                        continue
+                    if best < 0:
+                        best = j
+                    elif not by_speed:
+                        if idle_since[j] < idle_since[best]:
+                            best = j
+                    elif mu_nom[i, j] * view[j] < mu_nom[i, best] * view[best]:
+                        break              # slower than the fastest idle one: so is the rest
+                    elif idle_since[j] < idle_since[best]:
                         best = j
             if best >= 0:
                 is_idle[best] = False
