@@ -387,8 +387,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             j = slot - 2
             done = busy_task[j]
             busy_task[j] = -1
-            times[slot] = inf
-            _tree_update(tree, node_t, times, size, slot)
+            times[slot] = inf      # the tree is updated once the machine's next start is known
             busy_acc += max(0.0, now - max(busy_since[j], warmup))
             if now >= warmup:
                 sum_w[t_cls[done]] += now - t_arr[done]
@@ -573,6 +572,9 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 trace_m[n_trace] = j
                 trace_task[n_trace] = t_seq[tk]
                 n_trace += 1
+        # a completed machine that took no new task: one tree update instead of two when it did
+        if slot >= 2 and busy_task[slot - 2] < 0:
+            _tree_update(tree, node_t, times, size, slot)
 
     # busy time of tasks still running at the end
     end = min(now, horizon) if stop != STOP_HORIZON else horizon
