@@ -311,7 +311,8 @@ def _timeline(params: Mapping[str, Any], sysm: System, rng: np.random.Generator)
     from .systems import g_weibull_scales
     from .timeline import draw_timeline
 
-    scales = g_weibull_scales(sysm.group, params["weibull_scale_min"], params["weibull_scale_max"])
+    scales = (g_weibull_scales(sysm.group, params["weibull_scale_min"], params["weibull_scale_max"])
+              if params["failures"] == "weibull" else None)      # only Weibull up periods use them
     return draw_timeline(rng, sysm.n_machines, params["horizon"], params["failures"],
                          params["fail_rate"], params["down_mean"], params["weibull_shape"], scales)
 

@@ -233,14 +233,18 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         b = tree[2 * node + 1]
         tree[node] = a if times[a] <= times[b] else b
 
-    # tasks: pool with a free list
+    # tasks: a pool of slots, the freed ones reused first, then fresh ones in order. The pool
+    # has room for queue_bound waiting tasks (8 MB at the default), of which a run touches
+    # only what it uses: a free list filled up front (np.arange) wrote all of it, 0.3 ms of
+    # page faults per replication. A task's slot number has no bearing on the results.
     t_arr = np.empty(cap)      # original arrival: W
     t_key = np.empty(cap)      # queue position and waiting time D_i: t_arr, or the resubmission
     t_cls = np.empty(cap, np.int64)
     t_seq = np.empty(cap, np.int64)
     t_work = np.empty(cap)
-    free = np.arange(cap - 1, -1, -1)
-    n_free = cap
+    free = np.empty(cap, np.int64)
+    n_free = 0
+    n_fresh = 0
     heap = np.empty((n, cap), np.int64)
     hsize = np.zeros(n, np.int64)
     q_total = 0
@@ -329,8 +333,12 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 w = _draw_work(work_bg, work_code)
                 times[0] = now + random_exponential(arr_bg, 1.0 / total_rate)
             _tree_update(tree, node_t, times, size, np.int64(0))
-            n_free -= 1
-            task = free[n_free]
+            if n_free > 0:
+                n_free -= 1
+                task = free[n_free]
+            else:
+                task = n_fresh
+                n_fresh += 1
             t_arr[task] = now
             t_key[task] = now
             t_cls[task] = cls
