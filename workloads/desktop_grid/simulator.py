@@ -47,6 +47,9 @@ N_STATS = 11
 BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
+# The helpers below never allocate, so they are compiled without reference counting
+# (kernel_support/jit.py): with it, their calls kept atomic increfs and decrefs of their
+# array arguments, once per event.
 @kernel_without_refcount
 def _hash_uniform(key, n):
     """Uniform in (0, 1] from (key, n): splitmix64 of key + n * golden ratio."""
