@@ -25,8 +25,10 @@ completion or to the machine's next failure, whichever is first.
 from __future__ import annotations
 
 import numpy as np
+from numba.np.random.distributions import random_exponential, random_uniform
+from numba.np.random.generator_core import next_double
 
-from ..kernel_support.jit import kernel
+from ..kernel_support.jit import kernel, kernel_without_refcount
 from .choices import FCFS, GCMU, LPAS, POLICY_CODE, PST, WORK_CODE, WORK_DET, WORK_EXP, WORK_UNIF  # handed on
 
 
@@ -45,7 +47,10 @@ N_STATS = 11
 BAD_RANGE, BAD_EMPTY, BAD_ELIG = 1, 2, 3
 
 
-@kernel
+# The helpers below never allocate, so they are compiled without reference counting
+# (kernel_support/jit.py): with it, their calls kept atomic increfs and decrefs of their
+# array arguments, once per event.
+@kernel_without_refcount
 def _hash_uniform(key, n):
     """Uniform in (0, 1] from (key, n): splitmix64 of key + n * golden ratio."""
     z = key + np.uint64(n + 1) * np.uint64(0x9E3779B97F4A7C15)
@@ -55,7 +60,7 @@ def _hash_uniform(key, n):
     return (np.float64(z >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
 
 
-@kernel
+@kernel_without_refcount
 def _draw_level(cdf, u):
     k = 0
     while k < cdf.shape[0] - 1 and u > cdf[k]:
@@ -63,7 +68,7 @@ def _draw_level(cdf, u):
     return k
 
 
-@kernel
+@kernel_without_refcount
 def _geometric_gap(u, stay):
     """Steps until the next re-draw: P(gap >= k + 1) = stay**k."""
     if stay <= 0.0:
@@ -71,24 +76,37 @@ def _geometric_gap(u, stay):
     return 1 + int(np.floor(np.log(u) / np.log(stay)))
 
 
-@kernel
+@kernel_without_refcount
 def _chain_jump(j, ch_level, ch_next, ch_n, keys, cdf, stay):
     ch_level[j] = _draw_level(cdf[j], _hash_uniform(keys[j], ch_n[j]))
     ch_next[j] += _geometric_gap(_hash_uniform(keys[j], ch_n[j] + 1), stay)
     ch_n[j] += 2
 
 
-@kernel
-def _tree_update(tree, times, size, slot):
-    node = (size + slot) >> 1
-    while node >= 1:
-        a = tree[2 * node]
-        b = tree[2 * node + 1]
-        tree[node] = a if times[a] <= times[b] else b
-        node >>= 1
+@kernel_without_refcount
+def _tree_update(tree, node_t, times, size, slot):
+    """Slot ``slot``'s time changed (``times[slot]``): replay its matches up to the root.
+
+    Each node holds its winner's slot (``tree``) and time (``node_t``), so a match compares
+    the winner carried up in registers with the sibling's stored time: no load depends on the
+    previous level's store (reading ``times[tree[child]]`` did, which made this update a
+    quarter of the kernel's time). Ties go to the left child, the lower slot, as before."""
+    pos = size + slot
+    t = times[slot]
+    s = slot
+    node_t[pos] = t
+    while pos > 1:
+        sib = pos ^ 1
+        ts = node_t[sib]
+        if ts < t or (ts == t and sib < pos):
+            t = ts
+            s = tree[sib]
+        pos >>= 1
+        tree[pos] = s
+        node_t[pos] = t
 
 
-@kernel
+@kernel_without_refcount
 def _older(t_arr, t_seq, x, y):
     """Task x waited longer than task y (earlier arrival, then lower arrival number)."""
     return t_arr[x] < t_arr[y] or (t_arr[x] == t_arr[y] and t_seq[x] < t_seq[y])
@@ -97,7 +115,7 @@ def _older(t_arr, t_seq, x, y):
 # Each class's waiting tasks are an index heap (heap[i, :hsize[i]] holds task numbers) ordered
 # by the tasks' own arrival time and number, read where they live: not the event heap of
 # cluster/events.py, which stores a key beside each entry and holds one queue, not one per class.
-@kernel
+@kernel_without_refcount
 def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     k = hsize[i]
     hsize[i] = k + 1
@@ -111,7 +129,7 @@ def _heap_push(heap, hsize, i, task, t_arr, t_seq):
     heap[i, k] = task
 
 
-@kernel
+@kernel_without_refcount
 def _heap_pop(heap, hsize, i, t_arr, t_seq):
     top = heap[i, 0]
     n = hsize[i] - 1
@@ -134,12 +152,42 @@ def _heap_pop(heap, hsize, i, t_arr, t_seq):
     return top
 
 
-@kernel
-def _draw_work(rng, work_code):
+@kernel_without_refcount
+def _machine_before(i, x, y, mu_nom, view):
+    """Machine ``x`` comes before ``y`` in class ``i``'s list: faster (``mu_nom * view``),
+    then lower index."""
+    vx = mu_nom[i, x] * view[x]
+    vy = mu_nom[i, y] * view[y]
+    return vx > vy or (vx == vy and x < y)
+
+
+@kernel_without_refcount
+def _build_lists(elig, key, by_speed, mu_nom, view, ord_idx, ord_cnt):
+    """``ord_idx[i, :ord_cnt[i]]``: the machines that may take class ``i`` under ``key``, the
+    fastest first (``by_speed``; ties by index) or by index (FCFS)."""
+    n, m = ord_idx.shape
+    for i in range(n):
+        c = 0
+        for j in range(m):
+            if elig[key, i, j] != 0:
+                # insertion: the list is short (an LP's support) or built once (all machines)
+                e = c
+                while by_speed and e > 0 and _machine_before(i, j, ord_idx[i, e - 1], mu_nom, view):
+                    ord_idx[i, e] = ord_idx[i, e - 1]
+                    e -= 1
+                ord_idx[i, e] = j
+                c += 1
+        ord_cnt[i] = c
+
+
+@kernel_without_refcount
+def _draw_work(bitgen, work_code):
+    """Nominal work of a task, from ``rng.bit_generator``: numba's own ``exponential`` and
+    ``uniform`` (the same draws as the Generator methods, which call these)."""
     if work_code == WORK_EXP:
-        return rng.exponential(1.0)
+        return random_exponential(bitgen, 1.0)
     if work_code == WORK_UNIF:
-        return rng.uniform(0.0, 2.0)
+        return random_uniform(bitgen, 0.0, 2.0)     # (low, high - low)
     return 1.0
 
 
@@ -180,6 +228,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         size *= 2
     times = np.full(size, inf)
     tree = np.zeros(2 * size, np.int64)
+    node_t = np.full(2 * size, inf)      # the time of each node's winner (_tree_update)
     for s in range(size):
         tree[size + s] = s
     for node in range(size - 1, 0, -1):
@@ -187,14 +236,18 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         b = tree[2 * node + 1]
         tree[node] = a if times[a] <= times[b] else b
 
-    # tasks: pool with a free list
+    # tasks: a pool of slots, the freed ones reused first, then fresh ones in order. The pool
+    # has room for queue_bound waiting tasks (8 MB at the default), of which a run touches
+    # only what it uses: a free list filled up front (np.arange) wrote all of it, 0.3 ms of
+    # page faults per replication. A task's slot number has no bearing on the results.
     t_arr = np.empty(cap)      # original arrival: W
     t_key = np.empty(cap)      # queue position and waiting time D_i: t_arr, or the resubmission
     t_cls = np.empty(cap, np.int64)
     t_seq = np.empty(cap, np.int64)
     t_work = np.empty(cap)
-    free = np.arange(cap - 1, -1, -1)
-    n_free = cap
+    free = np.empty(cap, np.int64)
+    n_free = 0
+    n_fresh = 0
     heap = np.empty((n, cap), np.int64)
     hsize = np.zeros(n, np.int64)
     q_total = 0
@@ -221,6 +274,16 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
             ch_n[j] = 2
 
     to_start = np.empty(m, np.int64)
+    # The machines an arriving task of class i may go to under the key in force, fastest
+    # first (FCFS: by index); used where that is not every machine (an LP policy's support,
+    # about a quarter of them): the scan stops at the first idle one and any idle ones as
+    # fast, where testing every machine's eligibility was a branch mispredicted on most of
+    # them. Rebuilt at each new key; an estimate (view) only changes with the key under an
+    # LP policy, and the other policies never use the lists (every machine eligible).
+    by_speed = policy != FCFS
+    ord_idx = np.empty((n, m), np.int64)
+    ord_cnt = np.zeros(n, np.int64)
+    _build_lists(elig, init_key, by_speed, mu_nom, view, ord_idx, ord_cnt)
     head_time = np.full(n, inf)       # the plug-in's view of each class's oldest task
     head_seq = np.full(n, -1, np.int64)
     key = init_key
@@ -231,16 +294,23 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
     n_rework = 0
     stop = STOP_HORIZON
 
+    # The draws go through the bit generators with numba's own distribution functions, the
+    # ones its Generator methods call (the same numbers): a method call increfs and decrefs
+    # the Generator's meminfo, two atomic operations per draw that were ~10% of the kernel.
+    arr_bg = arr_rng.bit_generator
+    work_bg = work_rng.bit_generator
+    rework_bg = rework_rng.bit_generator
+
     # first arrival and first availability change
     if scripted:
         times[0] = script_t[0]
     else:
-        times[0] = arr_rng.exponential(1.0 / total_rate)
+        times[0] = random_exponential(arr_bg, 1.0 / total_rate)
     # np.int64, not a literal: numba compiles a callee once more for every literal argument
-    _tree_update(tree, times, size, np.int64(0))
+    _tree_update(tree, node_t, times, size, np.int64(0))
     if chg_time.shape[0] > 0:
         times[1] = chg_time[0]
-        _tree_update(tree, times, size, np.int64(1))
+        _tree_update(tree, node_t, times, size, np.int64(1))
     c_ptr = 0
 
     while True:
@@ -259,15 +329,19 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                 n_script += 1
                 times[0] = script_t[n_script] if n_script < script_t.shape[0] else inf
             else:
-                u = arr_rng.random()
+                u = next_double(arr_bg)
                 cls = 0
                 while cls < n - 1 and u > alpha_cdf[cls]:
                     cls += 1
-                w = _draw_work(work_rng, work_code)
-                times[0] = now + arr_rng.exponential(1.0 / total_rate)
-            _tree_update(tree, times, size, np.int64(0))
-            n_free -= 1
-            task = free[n_free]
+                w = _draw_work(work_bg, work_code)
+                times[0] = now + random_exponential(arr_bg, 1.0 / total_rate)
+            _tree_update(tree, node_t, times, size, np.int64(0))
+            if n_free > 0:
+                n_free -= 1
+                task = free[n_free]
+            else:
+                task = n_fresh
+                n_fresh += 1
             t_arr[task] = now
             t_key[task] = now
             t_cls[task] = cls
@@ -283,6 +357,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         elif slot == 1:
             # ------------------------------------------------------- availability change
             j = chg_machine[c_ptr]
+            new_key = chg_key[c_ptr] != key
             key = chg_key[c_ptr]
             if chg_up[c_ptr]:
                 avail[j] = True
@@ -298,7 +373,7 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     busy_task[j] = -1
                     busy_acc += max(0.0, now - max(busy_since[j], warmup))
                     times[2 + j] = inf
-                    _tree_update(tree, times, size, 2 + j)
+                    _tree_update(tree, node_t, times, size, 2 + j)
                     resub += 1
                     if requeue_now:
                         t_key[task] = now
@@ -306,23 +381,24 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                         t_work[task] = script_rework[n_rework]
                         n_rework += 1
                     else:
-                        t_work[task] = _draw_work(rework_rng, work_code)
+                        t_work[task] = _draw_work(rework_bg, work_code)
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
                 trace_kind[n_trace] = TR_REPAIR if chg_up[c_ptr] else TR_FAIL
                 trace_m[n_trace] = j
                 trace_task[n_trace] = t_seq[task] if task >= 0 else -1
                 n_trace += 1
+            if new_key:
+                _build_lists(elig, key, by_speed, mu_nom, view, ord_idx, ord_cnt)
             c_ptr += 1
             times[1] = chg_time[c_ptr] if c_ptr < chg_time.shape[0] else inf
-            _tree_update(tree, times, size, np.int64(1))
+            _tree_update(tree, node_t, times, size, np.int64(1))
         else:
             # ---------------------------------------------------------------- completion
             j = slot - 2
             done = busy_task[j]
             busy_task[j] = -1
-            times[slot] = inf
-            _tree_update(tree, times, size, slot)
+            times[slot] = inf      # the tree is updated once the machine's next start is known
             busy_acc += max(0.0, now - max(busy_since[j], warmup))
             if now >= warmup:
                 sum_w[t_cls[done]] += now - t_arr[done]
@@ -348,18 +424,36 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
         if task >= 0:
             i = t_cls[task]
             best = -1
-            for j in range(m):
-                if not is_idle[j] or elig[key, i, j] == 0:
-                    continue
-                if best < 0:
-                    best = j
-                elif policy == FCFS:
-                    if idle_since[j] < idle_since[best]:
+            if ord_cnt[i] == m:
+                # every machine: in index order, each idle one compared (faster here than
+                # the list for Gcmu, whose fastest machines are mostly busy)
+                for j in range(m):
+                    if not is_idle[j]:
+                        continue
+                    if best < 0:
                         best = j
-                else:
-                    mj = mu_nom[i, j] * view[j]
-                    mb = mu_nom[i, best] * view[best]
-                    if mj > mb or (mj == mb and idle_since[j] < idle_since[best]):
+                    elif policy == FCFS:
+                        if idle_since[j] < idle_since[best]:
+                            best = j
+                    else:
+                        mj = mu_nom[i, j] * view[j]
+                        mb = mu_nom[i, best] * view[best]
+                        if mj > mb or (mj == mb and idle_since[j] < idle_since[best]):
+                            best = j
+            else:
+                # the same choice (fastest, then longest idle, then lowest index) from the list
+                for e in range(ord_cnt[i]):
+                    j = ord_idx[i, e]
+                    if not is_idle[j]:
+                        continue
+                    if best < 0:
+                        best = j
+                    elif not by_speed:
+                        if idle_since[j] < idle_since[best]:
+                            best = j
+                    elif mu_nom[i, j] * view[j] < mu_nom[i, best] * view[best]:
+                        break              # slower than the fastest idle one: so is the rest
+                    elif idle_since[j] < idle_since[best]:
                         best = j
             if best >= 0:
                 is_idle[best] = False
@@ -482,13 +576,16 @@ def _simulate(policy, mu_nom, a_true, view0, alpha_cdf, total_rate, work_code,
                     tcur = seg_end
                     _chain_jump(j, ch_level, ch_next, ch_n, chain_keys, level_cdf, stay)
                 times[2 + j] = tdone
-            _tree_update(tree, times, size, 2 + j)
+            _tree_update(tree, node_t, times, size, 2 + j)
             if n_trace < trace_cap:
                 trace_t[n_trace] = now
                 trace_kind[n_trace] = TR_START
                 trace_m[n_trace] = j
                 trace_task[n_trace] = t_seq[tk]
                 n_trace += 1
+        # a completed machine that took no new task: one tree update instead of two when it did
+        if slot >= 2 and busy_task[slot - 2] < 0:
+            _tree_update(tree, node_t, times, size, slot)
 
     # busy time of tasks still running at the end
     end = min(now, horizon) if stop != STOP_HORIZON else horizon
