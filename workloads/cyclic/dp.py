@@ -84,7 +84,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from ..kernel_support.jit import kernel
+from ..kernel_support.jit import inline_kernel, kernel
 from .choices import STRATEGIES  # strategy -> (value v, constraint quantity g, maximise v?)
 
 
@@ -312,6 +312,75 @@ def _lowest_bit(x):
     return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
 
 
+@inline_kernel
+def _left(alll, blk, d, w, s, lanemask, M):
+    """Alternatives left at depth ``d`` of the job whose lane starts at bit ``s`` of word ``w``
+    (M words: from word w). Rows indexed here, not passed as views: a view per call costs its
+    reference counting."""
+    if M == 1:
+        return _popcount(((alll[w] & ~blk[d, w]) >> s) & lanemask)
+    alive = 0
+    for x in range(w, w + M):
+        alive += _popcount(alll[x] & ~blk[d, x])
+    return alive
+
+
+@kernel
+def _lanes(offsets, width):
+    """The lane layout of a call of :func:`_feasible` whose jobs hold at most ``width``
+    alternatives: ``(L, M, WL, lane_w, lane_s, pw, pb)``. Job i's alternatives, in their order,
+    sit in a lane of ``L`` bits (the power of two >= ``width``, 2 ... 64) from bit ``lane_s[i]``
+    of word ``lane_w[i]`` (``M`` = 1, ``64 / L`` lanes a word), or in ``M`` whole words from word
+    ``lane_w[i]`` (``width`` > 64); alternative a is the bit ``pb[a]`` of word ``pw[a]``; ``WL``
+    words in all."""
+    J = offsets.shape[0] - 1
+    M = 1
+    L = 2
+    while L < width and L < 64:
+        L *= 2
+    if width > 64:
+        M = (width + 63) // 64
+    per = 64 // L
+    WL = (J + per - 1) // per if M == 1 else J * M
+    lane_w = np.empty(J, np.int64)
+    lane_s = np.zeros(J, np.uint64)
+    for i in range(J):
+        lane_w[i] = i // per if M == 1 else i * M
+        if M == 1:
+            lane_s[i] = np.uint64((i % per) * L)
+    pw = np.empty(offsets[J], np.int64)
+    pb = np.empty(offsets[J], np.uint64)
+    for i in range(J):
+        for a in range(offsets[i], offsets[i + 1]):
+            loc = a - offsets[i]
+            pw[a] = lane_w[i] + loc // 64
+            pb[a] = np.uint64(1) << (lane_s[i] + np.uint64(loc % 64))
+    return L, M, WL, lane_w, lane_s, pw, pb
+
+
+@kernel
+def _lane_masks(L):
+    """``(low, high, lanemask)`` of lanes of ``L`` bits: the lowest and the highest bit of every
+    lane of a word, and one lane's bits."""
+    low = np.uint64(0)
+    for s in range(0, 64, L):
+        low |= np.uint64(1) << np.uint64(s)
+    return low, low << np.uint64(L - 1), ~np.uint64(0) >> np.uint64(64 - L)
+
+
+@inline_kernel
+def _first_zero_lane(x, low, high, L):
+    """The first (lowest) lane of ``L`` bits of the uint64 ``x`` that is zero, -1 if none.
+
+    ``(x - low) & ~x & high`` is non-zero iff some lane is zero, and its lowest set bit is the top
+    bit of the first zero lane (a lane's borrow only runs upwards, from a zero lane below it), so
+    one word checks ``64 / L`` lanes at once."""
+    t = (x - low) & ~x & high
+    if t == np.uint64(0):
+        return -1
+    return _lowest_bit(t) // L
+
+
 @kernel
 def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0, memo_depth=0):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
@@ -373,29 +442,8 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
         return choice, False, True
     one = np.uint64(1)
     zero = np.uint64(0)
-    # the lanes: L bits a job (M == 1), or M whole words a job
-    M = 1
-    L = 2
-    while L < width and L < 64:
-        L *= 2
-    if width > 64:
-        M = (width + 63) // 64
-        L = 64
-    per = 64 // L if M == 1 else 1            # lanes per word
-    WL = (J + per - 1) // per if M == 1 else J * M
-    lane_w = np.empty(J, np.int64)            # job i's (first) word and its lane's shift
-    lane_s = np.zeros(J, np.uint64)
-    for i in range(J):
-        lane_w[i] = i // per if M == 1 else i * M
-        if M == 1:
-            lane_s[i] = np.uint64((i % per) * L)
-    pw = np.empty(A, np.int64)                # each alternative's word and bit
-    pb = np.empty(A, np.uint64)
-    for i in range(J):
-        for a in range(offsets[i], offsets[i + 1]):
-            loc = a - offsets[i]
-            pw[a] = lane_w[i] + loc // 64
-            pb[a] = one << (lane_s[i] + np.uint64(loc % 64))
+    L, M, WL, lane_w, lane_s, pw, pb = _lanes(offsets, width)
+    per = 64 // L                             # lanes per word (M == 1)
     confl = np.zeros((A, WL), np.uint64)
     alll = np.zeros(WL, np.uint64)            # every alternative
     for a in range(A):
@@ -403,11 +451,7 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
         for b in range(A):
             if conflict[a, b]:
                 confl[a, pw[b]] |= pb[b]
-    low = zero                                # the lowest bit of every lane, and the highest
-    for s in range(0, 64, L):
-        low |= one << np.uint64(s)
-    high = low << np.uint64(L - 1)
-    lanemask = ~zero >> np.uint64(64 - L)
+    low, high, lanemask = _lane_masks(L)
     fill = np.zeros(WL, np.uint64)            # the lowest bit of each lane not of an open job
     if M == 1:
         for k in range(J, WL * per):
@@ -466,22 +510,26 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
                 entering = False
                 continue
         if entering:
+            # the job with the fewest alternatives left (per weight), the first on ties; the
+            # unweighted count compared as an integer: the float compare-and-select chained
+            # through ``best`` was the costliest part of the search (same choice)
             j = -1
-            best = 0.0
-            for i in range(J):
-                if not open_[i]:
-                    continue
-                w = lane_w[i]
-                if M == 1:
-                    alive = _popcount(((alll[w] & ~blk[d, w]) >> lane_s[i]) & lanemask)
-                else:
-                    alive = 0
-                    for w in range(lane_w[i], lane_w[i] + M):
-                        alive += _popcount(alll[w] & ~blk[d, w])
-                score = alive / weight[i] if weighted else float(alive)
-                if j < 0 or score < best:
-                    j = i
-                    best = score
+            if weighted:
+                best = np.inf
+                for i in range(J):
+                    if open_[i]:
+                        score = _left(alll, blk, d, lane_w[i], lane_s[i], lanemask, M) / weight[i]
+                        if score < best:
+                            j = i
+                            best = score
+            else:
+                fewest = width + 1
+                for i in range(J):
+                    if open_[i]:
+                        alive = _left(alll, blk, d, lane_w[i], lane_s[i], lanemask, M)
+                        if alive < fewest:
+                            j = i
+                            fewest = alive
             job_at[d] = j
             c = 0
             for p in range(offsets[j], offsets[j + 1]):
@@ -513,33 +561,34 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
             if gsum + gq[a] + rest > G:
                 pos[d] += 1
                 continue
-            ok = True
+            # forward check: blk[d + 1] = what the choice leaves blocked; k = the first open job,
+            # in priority order, it leaves without an alternative (a closed job's lane is never
+            # empty: fill)
+            k = -1
             if M == 1:
                 for w in range(WL):
                     nw = blk[d, w] | confl[a, w]
                     blk[d + 1, w] = nw
-                    x = (alll[w] & ~nw) | fill[w]
-                    t = (x - low) & ~x & high
-                    if t != zero:     # a lane left empty: the first one is the first such job
-                        ok = False
-                        weight[w * per + _lowest_bit(t) // L] += 1.0
+                    lane = _first_zero_lane((alll[w] & ~nw) | fill[w], low, high, L)
+                    if lane >= 0:
+                        k = w * per + lane
                         break
             else:
                 for w in range(WL):
                     blk[d + 1, w] = blk[d, w] | confl[a, w]
-                for k in range(J):
-                    if not open_[k]:
-                        continue
-                    empty = True
-                    for w in range(lane_w[k], lane_w[k] + M):
-                        if alll[w] & ~blk[d + 1, w] != zero:
-                            empty = False
-                            break
-                    if empty:
-                        ok = False
-                        weight[k] += 1.0
+                for i in range(J):
+                    if k >= 0:
                         break
-            if not ok:
+                    if open_[i]:
+                        empty = True
+                        for w in range(lane_w[i], lane_w[i] + M):
+                            if alll[w] & ~blk[d + 1, w] != zero:
+                                empty = False
+                                break
+                        if empty:
+                            k = i
+            if k >= 0:
+                weight[k] += 1.0
                 pos[d] += 1
                 continue
             if memo and d + 1 <= memo_depth:
