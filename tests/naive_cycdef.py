@@ -52,7 +52,7 @@ def slot_call(rng, J, nodes, horizon):
     return offsets, share & overlap & (owner[:, None] != owner[None, :])
 
 
-def counting_feasible(offsets, key, gq, G, conflict, limit):
+def counting_feasible(offsets, key, gq, G, conflict, limit, weighted=False):
     """A conflict-free combination with total level <= ``G``: ``(choice, found, complete)``.
 
     Depth-first with forward checking: the next job is the one with the fewest alternatives
@@ -60,7 +60,9 @@ def counting_feasible(offsets, key, gq, G, conflict, limit):
     ascending ``key``; a choice is undone at once when it leaves some job without an
     alternative or when its level plus the smallest levels of the jobs still open exceeds
     ``G``. Stops after ``limit`` choices tried (complete False). ``choice`` indexes each job's
-    own list.
+    own list. ``weighted``: dom/wdeg, a try that leaves open jobs without an alternative raises
+    the weight of the first of them by 1, and the next job is the one with the fewest alternatives
+    left per weight.
     """
     J = offsets.shape[0] - 1
     A = offsets[J]
@@ -100,6 +102,7 @@ def counting_feasible(offsets, key, gq, G, conflict, limit):
     for i in range(J):
         alive[i] = offsets[i + 1] - offsets[i]
     open_ = np.ones(J, np.bool_)
+    weight = np.ones(J, np.float64)
     job_at = np.full(J, -1, np.int64)
     cand = np.empty((J, width), np.int64)
     ncand = np.zeros(J, np.int64)
@@ -117,7 +120,7 @@ def counting_feasible(offsets, key, gq, G, conflict, limit):
         if entering:
             j = -1
             for i in range(J):
-                if open_[i] and (j < 0 or alive[i] < alive[j]):
+                if open_[i] and (j < 0 or alive[i] / weight[i] < alive[j] / weight[j]):
                     j = i
             job_at[d] = j
             c = 0
@@ -166,6 +169,8 @@ def counting_feasible(offsets, key, gq, G, conflict, limit):
                         ok = False
                 blocked[b] += 1
             if not ok:
+                if weighted:
+                    weight[next(k for k in range(J) if open_[k] and alive[k] == 0)] += 1.0
                 for p in range(deg[a], deg[a + 1]):
                     b = adj[p]
                     blocked[b] -= 1

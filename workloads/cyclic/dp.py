@@ -81,7 +81,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernel_support.jit import kernel
+from numba import types
+from numba.extending import intrinsic
+
+from ..kernel_support.jit import inline_kernel, kernel
 from .choices import STRATEGIES  # strategy -> (value v, constraint quantity g, maximise v?)
 
 
@@ -269,13 +272,18 @@ def _bnb(offsets, v, gq, G, maximize, conflict, J, limit, start=None):
     return best_choice, found, sign * best, True
 
 
-@kernel
-def _popcount(x):
-    """Set bits of a uint64 (SWAR)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+@intrinsic
+def _popcount(typingctx, x):
+    """Set bits of a uint64 (int64), as the CPU's one instruction (``llvm.ctpop``), inlined: the
+    search counts a job's alternatives left at every choice it makes (against the shifts and masks
+    of a kernel, about 4% less CPU on the recorded calls of ``benchmarks/cyclic.md``)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
 
 
 @kernel
@@ -296,6 +304,81 @@ def _same_row(keys, h, S):
         if keys[h, w] != S[w]:
             return False
     return True
+
+
+@kernel
+def _lowest_bit(x):
+    """Index of the lowest set bit of a non-zero uint64."""
+    return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+
+
+@inline_kernel
+def _left(alll, blk, d, w, s, lanemask, M):
+    """Alternatives left at depth ``d`` of the job whose lane starts at bit ``s`` of word ``w``
+    (M words: from word w). Rows indexed here, not passed as views: a view per call costs its
+    reference counting."""
+    if M == 1:
+        return _popcount(((alll[w] & ~blk[d, w]) >> s) & lanemask)
+    alive = 0
+    for x in range(w, w + M):
+        alive += _popcount(alll[x] & ~blk[d, x])
+    return alive
+
+
+@kernel
+def _lanes(offsets, width):
+    """The lane layout of a call of :func:`_feasible` whose jobs hold at most ``width``
+    alternatives: ``(L, M, WL, lane_w, lane_s, pw, pb)``. Job i's alternatives, in their order,
+    sit in a lane of ``L`` bits (the power of two >= ``width``, 2 ... 64) from bit ``lane_s[i]``
+    of word ``lane_w[i]`` (``M`` = 1, ``64 / L`` lanes a word), or in ``M`` whole words from word
+    ``lane_w[i]`` (``width`` > 64); alternative a is the bit ``pb[a]`` of word ``pw[a]``; ``WL``
+    words in all."""
+    J = offsets.shape[0] - 1
+    M = 1
+    L = 2
+    while L < width and L < 64:
+        L *= 2
+    if width > 64:
+        M = (width + 63) // 64
+    per = 64 // L
+    WL = (J + per - 1) // per if M == 1 else J * M
+    lane_w = np.empty(J, np.int64)
+    lane_s = np.zeros(J, np.uint64)
+    for i in range(J):
+        lane_w[i] = i // per if M == 1 else i * M
+        if M == 1:
+            lane_s[i] = np.uint64((i % per) * L)
+    pw = np.empty(offsets[J], np.int64)
+    pb = np.empty(offsets[J], np.uint64)
+    for i in range(J):
+        for a in range(offsets[i], offsets[i + 1]):
+            loc = a - offsets[i]
+            pw[a] = lane_w[i] + loc // 64
+            pb[a] = np.uint64(1) << (lane_s[i] + np.uint64(loc % 64))
+    return L, M, WL, lane_w, lane_s, pw, pb
+
+
+@kernel
+def _lane_masks(L):
+    """``(low, high, lanemask)`` of lanes of ``L`` bits: the lowest and the highest bit of every
+    lane of a word, and one lane's bits."""
+    low = np.uint64(0)
+    for s in range(0, 64, L):
+        low |= np.uint64(1) << np.uint64(s)
+    return low, low << np.uint64(L - 1), ~np.uint64(0) >> np.uint64(64 - L)
+
+
+@inline_kernel
+def _first_zero_lane(x, low, high, L):
+    """The first (lowest) lane of ``L`` bits of the uint64 ``x`` that is zero, -1 if none.
+
+    ``(x - low) & ~x & high`` is non-zero iff some lane is zero, and its lowest set bit is the top
+    bit of the first zero lane (a lane's borrow only runs upwards, from a zero lane below it), so
+    one word checks ``64 / L`` lanes at once."""
+    t = (x - low) & ~x & high
+    if t == np.uint64(0):
+        return -1
+    return _lowest_bit(t) // L
 
 
 @kernel
@@ -320,6 +403,19 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
     Same tries in the same order as the counting version it replaced (identical results
     on 160 recorded calls, capped ones included, 1.5x faster).
 
+    Lanes, for speed (:func:`_lanes`): job i's alternatives sit in a lane of ``L`` bits of its
+    own (``L`` the power of two >= the widest job's count, 2 ... 64; lane i of word i // (64 / L)),
+    so the forward check of a try ("does this choice leave some open job without an alternative,
+    and which one first") is one carry trick per word for all jobs at once
+    (:func:`_first_zero_lane`; a closed job's lane is kept non-zero by ``fill``) instead of a loop
+    over the open jobs and their words; a job's alternatives left are one popcount of its lane,
+    and unweighted the next job is chosen by an integer compare (the float compare-and-select
+    chained through the best so far had been the costliest step). Past 64 alternatives a job gets
+    whole words (``M`` per job) and the check loops over the jobs. The same tries in the same
+    order, so the same results (``tests/test_cyclic_lanes.py``; identical on the 443 calls of 100
+    CSS and 100 FRSM calibrated cycles, capped ones included): those calls 4.2-4.3 -> 3.3-3.5
+    CPU-s (``benchmarks/cyclic.md``).
+
     Nogood cache (``memo_bits`` > 0): the subproblem left at a depth is the set
     of the open jobs' candidates (forward checking keeps one for each open job, so the set names
     the open jobs too); when the search proves one has no combination, it is recorded with the
@@ -327,7 +423,9 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
     (2^``memo_bits`` slots, a new proof replaces another key), keys compared in full, so exact;
     only at depths 1 ... ``memo_depth``. Cutting only subtrees without a combination, it makes a
     subset of the same tries in the same order (unweighted: the same combination, where both
-    complete; ``tests/test_cyclic_nogood.py``).
+    complete; ``tests/test_cyclic_nogood.py``). Its keys and hashes stay on the packed layout
+    (alternative a at bit a), so that which subproblem replaces which in the table, and so every
+    result, is the same as before the lanes.
     """
     J = offsets.shape[0] - 1
     A = offsets[J]
@@ -345,23 +443,39 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
         rest += mn[i]
     if rest > G:
         return choice, False, True
-    W = (A + 63) // 64
     one = np.uint64(1)
-    confb = np.zeros((A, W), np.uint64)
+    zero = np.uint64(0)
+    L, M, WL, lane_w, lane_s, pw, pb = _lanes(offsets, width)
+    per = 64 // L                             # lanes per word (M == 1)
+    confl = np.zeros((A, WL), np.uint64)
+    alll = np.zeros(WL, np.uint64)            # every alternative
     for a in range(A):
+        alll[pw[a]] |= pb[a]
         for b in range(A):
             if conflict[a, b]:
-                confb[a, b >> 6] |= one << np.uint64(b & 63)
-    jm = np.zeros((J, W), np.uint64)
-    wlo = np.empty(J, np.int64)
-    whi = np.empty(J, np.int64)
-    for i in range(J):
-        wlo[i] = offsets[i] >> 6
-        whi[i] = (offsets[i + 1] - 1) >> 6
-        for a in range(offsets[i], offsets[i + 1]):
-            jm[i, a >> 6] |= one << np.uint64(a & 63)
-    blk = np.zeros((J + 1, W), np.uint64)      # conflicts of the choices above each depth
-    new = np.empty(W, np.uint64)
+                confl[a, pw[b]] |= pb[b]
+    low, high, lanemask = _lane_masks(L)
+    fill = np.zeros(WL, np.uint64)            # the lowest bit of each lane not of an open job
+    if M == 1:
+        for k in range(J, WL * per):
+            fill[k // per] |= one << np.uint64((k % per) * L)
+    blk = np.zeros((J + 1, WL), np.uint64)    # conflicts of the choices above each depth
+    # the nogood cache's packed layout (alternative a at bit a): open jobs' alternatives, conflicts
+    memo = memo_bits > 0
+    W = (A + 63) // 64 if memo else 1
+    confb = np.zeros((A if memo else 1, W), np.uint64)
+    jm = np.zeros((J if memo else 1, W), np.uint64)
+    blko = np.zeros((J + 1 if memo else 1, W), np.uint64)
+    open_bits = np.zeros(W, np.uint64)
+    if memo:
+        for a in range(A):
+            open_bits[a >> 6] |= one << np.uint64(a & 63)
+            for b in range(A):
+                if conflict[a, b]:
+                    confb[a, b >> 6] |= one << np.uint64(b & 63)
+        for i in range(J):
+            for a in range(offsets[i], offsets[i + 1]):
+                jm[i, a >> 6] |= one << np.uint64(a & 63)
     weight = np.ones(J, np.float64)           # dom/wdeg failure weights
     # each job's alternatives by ascending key, ties by index (stable): the alternatives left at a
     # depth are taken in this order, so no sort per depth
@@ -374,11 +488,7 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
                 q -= 1
             by_key[q] = p
     open_ = np.ones(J, np.bool_)
-    open_bits = np.zeros(W, np.uint64)        # every alternative of the open jobs
-    for i in range(J):
-        for w in range(W):
-            open_bits[w] |= jm[i, w]
-    T = 1 << memo_bits if memo_bits > 0 else 1
+    T = 1 << memo_bits if memo else 1
     mkeys = np.zeros((T, W), np.uint64)       # nogood cache: subproblems proved empty ...
     mleft = np.full(T, -1, np.int64)          # ... and the most level left they were proved at
     S = np.empty(W, np.uint64)
@@ -396,37 +506,48 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
             for e in range(J):
                 choice[job_at[e]] = picked[e] - offsets[job_at[e]]
             return choice, True, True
-        if entering and memo_bits > 0 and 0 < d <= memo_depth:
-            h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
+        if entering and memo and 0 < d <= memo_depth:
+            h = np.int64(_subproblem(open_bits, blko[d], S) >> np.uint64(64 - memo_bits))
             if mleft[h] >= G - gsum and _same_row(mkeys, h, S):
                 d -= 1                # proved empty before with as much level left: back up
                 entering = False
                 continue
         if entering:
+            # the job with the fewest alternatives left (per weight), the first on ties; the
+            # unweighted count compared as an integer: the float compare-and-select chained
+            # through ``best`` was the costliest part of the search (same choice)
             j = -1
-            best = 0.0
-            for i in range(J):
-                if not open_[i]:
-                    continue
-                alive = 0
-                for w in range(wlo[i], whi[i] + 1):
-                    alive += _popcount(jm[i, w] & ~blk[d, w])
-                score = alive / weight[i] if weighted else float(alive)
-                if j < 0 or score < best:
-                    j = i
-                    best = score
+            if weighted:
+                best = np.inf
+                for i in range(J):
+                    if open_[i]:
+                        score = _left(alll, blk, d, lane_w[i], lane_s[i], lanemask, M) / weight[i]
+                        if score < best:
+                            j = i
+                            best = score
+            else:
+                fewest = width + 1
+                for i in range(J):
+                    if open_[i]:
+                        alive = _left(alll, blk, d, lane_w[i], lane_s[i], lanemask, M)
+                        if alive < fewest:
+                            j = i
+                            fewest = alive
             job_at[d] = j
             c = 0
             for p in range(offsets[j], offsets[j + 1]):
                 a = by_key[p]
-                if blk[d, a >> 6] & (one << np.uint64(a & 63)) == np.uint64(0):
+                if blk[d, pw[a]] & pb[a] == zero:
                     cand[d, c] = a
                     c += 1
             ncand[d] = c
             pos[d] = 0
             open_[j] = False
-            for w in range(wlo[j], whi[j] + 1):
-                open_bits[w] &= ~jm[j, w]
+            if M == 1:
+                fill[lane_w[j]] |= one << lane_s[j]
+            if memo:
+                for w in range(W):
+                    open_bits[w] &= ~jm[j, w]
             rest -= mn[j]
             entering = False
         else:
@@ -443,26 +564,39 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
             if gsum + gq[a] + rest > G:
                 pos[d] += 1
                 continue
-            for w in range(W):
-                new[w] = blk[d, w] | confb[a, w]
-            ok = True
-            for k in range(J):
-                if not open_[k]:
-                    continue
-                empty = True
-                for w in range(wlo[k], whi[k] + 1):
-                    if jm[k, w] & ~new[w] != np.uint64(0):
-                        empty = False
+            # forward check: blk[d + 1] = what the choice leaves blocked; k = the first open job,
+            # in priority order, it leaves without an alternative (a closed job's lane is never
+            # empty: fill)
+            k = -1
+            if M == 1:
+                for w in range(WL):
+                    nw = blk[d, w] | confl[a, w]
+                    blk[d + 1, w] = nw
+                    lane = _first_zero_lane((alll[w] & ~nw) | fill[w], low, high, L)
+                    if lane >= 0:
+                        k = w * per + lane
                         break
-                if empty:
-                    ok = False
-                    weight[k] += 1.0
-                    break
-            if not ok:
+            else:
+                for w in range(WL):
+                    blk[d + 1, w] = blk[d, w] | confl[a, w]
+                for i in range(J):
+                    if k >= 0:
+                        break
+                    if open_[i]:
+                        empty = True
+                        for w in range(lane_w[i], lane_w[i] + M):
+                            if alll[w] & ~blk[d + 1, w] != zero:
+                                empty = False
+                                break
+                        if empty:
+                            k = i
+            if k >= 0:
+                weight[k] += 1.0
                 pos[d] += 1
                 continue
-            for w in range(W):
-                blk[d + 1, w] = new[w]
+            if memo and d + 1 <= memo_depth:
+                for w in range(W):
+                    blko[d + 1, w] = blko[d, w] | confb[a, w]
             picked[d] = a
             gsum += gq[a]
             went = True
@@ -472,11 +606,14 @@ def _feasible(offsets, key, gq, G, conflict, limit, weighted=False, memo_bits=0,
             entering = True
             continue
         open_[j] = True          # no alternative of this job fits: back up one depth
-        for w in range(wlo[j], whi[j] + 1):
-            open_bits[w] |= jm[j, w]
+        if M == 1:
+            fill[lane_w[j]] &= ~(one << lane_s[j])
+        if memo:
+            for w in range(W):
+                open_bits[w] |= jm[j, w]
         rest += mn[j]
-        if memo_bits > 0 and 0 < d <= memo_depth:    # the subproblem at this depth has none
-            h = np.int64(_subproblem(open_bits, blk[d], S) >> np.uint64(64 - memo_bits))
+        if memo and 0 < d <= memo_depth:    # the subproblem at this depth has none
+            h = np.int64(_subproblem(open_bits, blko[d], S) >> np.uint64(64 - memo_bits))
             if not _same_row(mkeys, h, S):
                 for w in range(W):
                     mkeys[h, w] = S[w]
@@ -554,6 +691,33 @@ NOGOOD_DEPTH = 12
 ANY_PLAIN_LIMIT = 10_000
 
 
+@kernel
+def _greedy(offsets, g, conflict):
+    """Jobs in priority order each take their least-``g`` alternative (ties: the first) that
+    conflicts with none taken before; -1: none left (postponed). Each job's own index. A kernel,
+    not Python: it runs in about a third of the calibrated CSS calls, and its Python loops cost
+    about 1 ms a call."""
+    J = offsets.shape[0] - 1
+    choice = np.full(J, -1, np.int64)
+    taken = np.empty(J, np.int64)
+    n = 0
+    for i in range(J):
+        order = np.argsort(g[offsets[i]:offsets[i + 1]], kind="mergesort")     # stable
+        for p in range(order.shape[0]):
+            a = offsets[i] + order[p]
+            free = True
+            for t in range(n):
+                if conflict[a, taken[t]]:
+                    free = False
+                    break
+            if free:
+                taken[n] = a
+                n += 1
+                choice[i] = order[p]
+                break
+    return choice
+
+
 def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -> Combination:
     gq = levels(g, resolution)
     J = len(offsets) - 1
@@ -576,14 +740,7 @@ def _choose_conflicts(offsets, v, g, maximize, resolution, limit, G, conflict) -
         if not found:       # over the limit: the conflict-free combination of every job found above
             choice = anyway
     else:               # greedy in priority order: least quantity not conflicting with earlier picks
-        choice = np.full(J, -1, np.int64)
-        taken = []
-        for i in range(J):
-            rows = np.arange(offsets[i], offsets[i + 1])
-            free = [a for a in rows[np.argsort(g[rows], kind="stable")] if not any(conflict[a, b] for b in taken)]
-            if free:
-                taken.append(free[0])
-                choice[i] = free[0] - offsets[i]
+        choice = _greedy(offsets, g, conflict)
     flagged = not found
     return Combination(choice, flagged, limit, placed_value(offsets, v, choice))
 
