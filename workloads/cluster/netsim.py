@@ -152,7 +152,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
                 _scan(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
                       cand_k, rng, alloc_policy, policy_q)
             else:                                    # conservative: its reservations, then its starts
-                conservative_plan(t, q, jb, out, heap, ctr, prof, res, dplan)
+                conservative_plan(t, q, jb, out, heap, ctr, clk, prof, res, dplan, True)
                 wake = True
         if wake:                                     # one copy of the starts for both calls
             _due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,

@@ -24,7 +24,7 @@ from schedsweep.workloads._contract import kernel_array
 from . import allocation, events, profile
 from ..kernel_support.jit import kernel_without_refcount as kernel
 from .bookkeeping import (
-    CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
+    CL_MASKS, CONSERVATIVE, C_CLACC, C_WAKE, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
     I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
     MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish, finish_job)
 from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
@@ -75,18 +75,14 @@ def _event_loop(policy: int):
             ta = submit[ia] if ia < n_jobs else np.inf
             th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
             t = min(ta, th)
+            if policy == CONSERVATIVE:
+                # the earliest reservation after the last time, kept exact by the pass
+                # (queue_policies.start_due): one wake-up, not a JOB_START event per
+                # reservation, which on KTH-SP2 left 56k of 56k wake-ups stale (the job
+                # moved or had started) at twice the heap traffic (benchmarks/cluster.md)
+                t = min(t, clk[C_WAKE])
             if t == np.inf:
                 break
-            if policy == CONSERVATIVE:
-                # room for every event this time can push (a wake-up and an end per queued
-                # job); other policies push one end per started job, and the heap starts
-                # with room for two per job
-                k = ia
-                while k < n_jobs and submit[k] == t:
-                    k += 1
-                if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
-                    ctr[I_NEXT] = ia
-                    return 1
             _advance_clocks(t, clk)
             trigger = False
             due = False
@@ -108,10 +104,9 @@ def _event_loop(policy: int):
                     else:
                         finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
-                elif kind == events.JOB_START:
-                    if np.isnan(start[d]) and res[d] == t:
-                        due = True
-                        ctr[I_DUE] += 1
+            if policy == CONSERVATIVE and clk[C_WAKE] == t:
+                due = True               # start_due (in the pass or below) sets the next wake-up
+                ctr[I_DUE] += 1
             ctr[I_ARRIVED] = arrived
             if trigger:
                 if policy == EASY:
@@ -127,7 +122,7 @@ def _event_loop(policy: int):
                     conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
                                       cand_node, cand_k, rng, alloc_policy, policy_q)
             elif due:
-                if policy == CONSERVATIVE:   # only conservative's reservations push JOB_START
+                if policy == CONSERVATIVE:   # only conservative's reservations wake the loop
                     start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
                               rng, alloc_policy, policy_q)
             _record_state(ctr, clk, total_cores, cl_mask)
@@ -248,6 +243,7 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
+    clk[C_WAKE] = np.inf
     clk[C_TPREV] = submit[0] if nj else 0.0
     n_prof = 2 * nj + 8 if cons else 8
     prof_pt, prof_pf, prof_meta = profile.new(n_prof, total)
