@@ -340,14 +340,6 @@ def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
     _maybe_compact(q, ctr)
 
 
-@kernel
-def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
-                      cand_k, rng, alloc_policy, policy_q) -> None:
-    conservative_plan(now, q, jb, out, heap, ctr, clk, prof, res, dplan, False)
-    start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-              alloc_policy, policy_q)
-
-
 @kernel_inline
 def conservative_plan(now, q, jb, out, heap, ctr, clk, prof, res, dplan, wake_heap: bool) -> None:
     """Conservative backfilling's reservations at ``now`` (the pass without its starts;
