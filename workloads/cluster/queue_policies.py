@@ -34,9 +34,9 @@ import numpy as np
 from . import allocation, events, profile
 from ..kernel_support.jit import kernel_without_refcount as kernel, inline_without_refcount as kernel_inline
 from .bookkeeping import (
-    C_SHADOW, C_SMAX, C_SMIN, C_WAKE, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER,
-    I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, started,
-    take_chosen, take_in_order)
+    C_SHADOW, C_SMAX, C_SMIN, C_WAKE, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD,
+    I_PASS_VER, I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE,
+    started, take_chosen, take_in_order)
 
 
 #: A started job's place in the queue; its "size" (``HOLE >> 32``) exceeds any cluster.
