@@ -80,8 +80,10 @@ def _event_loop(policy: int):
             if policy == CONSERVATIVE:
                 # the earliest reservation after the last time, kept exact by the pass
                 # (queue_policies.start_due): one wake-up, not a JOB_START event per
-                # reservation, which on KTH-SP2 left 56k of 56k wake-ups stale (the job
-                # moved or had started) at twice the heap traffic (benchmarks/cluster.md)
+                # reservation; on KTH-SP2 all but 6 of those 56k were stale (the job had
+                # moved or started), at twice the heap traffic (benchmarks/cluster.md).
+                # A wake-up only sets `due`, so its order among this time's events (spec
+                # priority 5, the last) does not matter: the pass comes after all of them.
                 t = min(t, clk[C_WAKE])
             if t == np.inf:
                 break
