@@ -5,7 +5,11 @@ on its own.
 - Every non-timing metric of 40 small cells (every queue policy; nodes taken by count and
   chosen; homogeneous and heterogeneous speeds; without and with the packet network)
   equals, bit for bit, the values the code before the split wrote
-  (``tests/golden/cluster_split.py`` made ``cluster_split.json`` at commit adfe981).
+  (``tests/golden/cluster_split.py`` made ``cluster_split.json`` at commit adfe981);
+  except the time integrals of part 1's conservative cells, equal to 1e-12 relative:
+  that loop no longer visits the times of stale reservation wake-ups (where nothing
+  changes), and a masked clock summed over [t0, t1) + [t1, t2) rounds differently from
+  one sum over [t0, t2) in the last bit. Their schedule metrics stay bit for bit.
 - A fresh process that runs one part-1 cell per queue policy compiles (or loads) that
   policy's event loop alone, one signature each, and never imports the network engine;
   a network cell then leaves part 1's loops alone.
@@ -27,8 +31,14 @@ import pytest
 GOLDEN = Path(__file__).parent / "golden" / "cluster_split.json"
 
 
-def _same(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+#: Metrics summed over masked time (see the module docstring).
+_INTEGRALS = {"cluster_loss", "utilization", "mem_util", "disk_util", "var_core_util", "var_mem_util",
+              "var_disk_util"}
+
+
+def _same(a: list, b: list, rel: float = 0.0) -> bool:
+    return len(a) == len(b) and all(x == y or abs(x - y) <= rel * abs(y) or (math.isnan(x) and math.isnan(y))
+                                    for x, y in zip(a, b))
 
 
 def test_golden_cells_cover_every_policy_and_both_engines():
@@ -47,7 +57,9 @@ def test_split_kernels_give_the_values_of_the_code_before(index):
     cell = json.loads(GOLDEN.read_text())[index]
     got = values(cell["params"])
     assert got.keys() == cell["values"].keys()
-    bad = [k for k, v in cell["values"].items() if not _same(got[k], v)]
+    p = cell["params"]
+    loose = p["queue"] == "conservative" and p.get("network", "none") == "none"
+    bad = [k for k, v in cell["values"].items() if not _same(got[k], v, 1e-12 if loose and k in _INTEGRALS else 0.0)]
     assert not bad, (cell["params"], {k: (got[k], cell["values"][k]) for k in bad})
 
 

@@ -30,8 +30,8 @@ from . import allocation, events, profile
  I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END, I_BY_COUNT) = range(22)
 N_CTR = 22
 # clk slots: masked clocks and integrals
-C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX = range(10)
-N_CLK = 10
+C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX, C_WAKE = range(11)
+N_CLK = 11
 
 FCFS, MPFS_SCAN, EASY, CONSERVATIVE = 0, 1, 2, 3     # codes: indices of QUEUE_NAMES
 

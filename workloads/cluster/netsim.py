@@ -99,7 +99,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
         k = ia
         while k < n_jobs and submit[k] == t:
             k += 1
-        while ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:     # part 1's room rule
+        while ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:     # a wake-up and an end per queued job
             ht, hk, hd = events.heap_grow(ht, hk, hd)
             heap = (ht, hk, hd)
         _advance_clocks(t, clk)
@@ -152,7 +152,7 @@ def _run_net(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, r
                 _scan(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
                       cand_k, rng, alloc_policy, policy_q)
             else:                                    # conservative: its reservations, then its starts
-                conservative_plan(t, q, jb, out, heap, ctr, prof, res, dplan)
+                conservative_plan(t, q, jb, out, heap, ctr, clk, prof, res, dplan, True)
                 wake = True
         if wake:                                     # one copy of the starts for both calls
             _due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,

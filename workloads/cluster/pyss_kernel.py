@@ -107,10 +107,15 @@ def simulate_pyss(submit, run, procs, est, total: int, policy: int):
             for r in range(w0, w0 + nw):
                 j = wait[r]
                 if s[j] > now:
-                    profile.add(pt, pf, meta, s[j], s[j] + est[j], p[j])
-                    t = profile.earliest(pt, pf, meta, now, p[j], est[j], np.inf)
-                    s[j] = t
-                    profile.add(pt, pf, meta, t, t + est[j], -p[j])
+                    # its earliest start with its own window taken out is the earliest
+                    # before s[j] with its window left in, where only [t, s[j]) is asked
+                    # (the part past s[j] always fits: the window holds p[j] there), or
+                    # s[j]: so a job that cannot move costs no two profile changes
+                    t = profile.earliest(pt, pf, meta, now, p[j], est[j], s[j])
+                    if t < s[j]:
+                        profile.add(pt, pf, meta, s[j], s[j] + est[j], p[j])
+                        s[j] = t
+                        profile.add(pt, pf, meta, t, t + est[j], -p[j])
                 if s[j] == now:
                     start[j] = now
                     nh = events.push(term_t, term_k, term_j, nh, now + run[j], seq, j)

@@ -34,9 +34,9 @@ import numpy as np
 from . import allocation, events, profile
 from ..kernel_support.jit import kernel_without_refcount as kernel, inline_without_refcount as kernel_inline
 from .bookkeeping import (
-    C_SHADOW, C_SMAX, C_SMIN, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD, I_PASS_VER,
-    I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE, started,
-    take_chosen, take_in_order)
+    C_SHADOW, C_SMAX, C_SMIN, C_WAKE, I_ARRIVED, I_BY_COUNT, I_COMPRESS, I_DUE, I_FREE, I_HSIZE, I_PASS_HEAD,
+    I_PASS_VER, I_Q, I_QH, I_QT, I_R, I_RVER, I_SCAN_END, I_SEQ, I_SH_EXTRA, I_SH_HEAD, I_SH_VER, I_UNPLACEABLE,
+    started, take_chosen, take_in_order)
 
 
 #: A started job's place in the queue; its "size" (``HOLE >> 32``) exceeds any cluster.
@@ -284,8 +284,13 @@ def easy_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, d
 
 
 @kernel
-def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> int:
-    """Reserve [s, s + planned duration) for job j; returns what ``profile.add`` does."""
+def _reserve(j, s, now, jb, out, heap, ctr, clk, prof, res, dplan, wake_heap: bool) -> int:
+    """Reserve [s, s + planned duration) for job j; returns what ``profile.add`` does.
+
+    The wake-up at s (if s is later than now) is a JOB_START event on the heap when
+    ``wake_heap`` (the network's loop; a moved reservation leaves its old wake-up
+    stale there), else ``clk[C_WAKE]`` = the earliest reservation after now (part 1's
+    loops: see :func:`start_due`)."""
     pt, pf, meta, _pm = prof
     changed = profile.add(pt, pf, meta, s, s + dplan[j], -jb[1][j])
     res[j] = s
@@ -294,43 +299,51 @@ def _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan) -> int:
         ctr[I_DUE] += 1
     if np.isnan(out[5][j]):
         out[5][j] = s
-    if s > now:   # wake up at the reservation time (stale wake-ups are ignored)
-        events.push_kind(heap, ctr, I_HSIZE, I_SEQ, s, events.JOB_START, j)
+    if s > now:
+        if wake_heap:
+            events.push_kind(heap, ctr, I_HSIZE, I_SEQ, s, events.JOB_START, j)
+        elif s < clk[C_WAKE]:
+            clk[C_WAKE] = s
     return changed
 
 
 @kernel
 def start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
               rng, alloc_policy, policy_q) -> None:
-    """Start, in queue order, the jobs whose reservation time is now (if any is due)."""
+    """Start, in queue order, the jobs whose reservation time is now (if any is due),
+    and set ``clk[C_WAKE]`` to the earliest reservation after now of the jobs left.
+
+    That keeps ``clk[C_WAKE]`` exact for part 1's loops: a reservation only ever moves
+    earlier (``_reserve`` lowers the wake-up to it) and a job leaves the queue only
+    here, so the earliest reservation rises only here. When nothing is due it is
+    unchanged."""
     if ctr[I_DUE] == 0:
         return
     ctr[I_DUE] = 0
+    wake = np.inf
     for k in range(ctr[I_QH], ctr[I_QT]):
         j = q[k] & _JOB
-        if q[k] != HOLE and res[j] == now:
-            if _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
-                          alloc_policy, policy_q):
-                q[k] = HOLE
-                ctr[I_Q] -= 1
-            else:   # only possible if memory/disk bind, which check_params forbids
-                ctr[I_UNPLACEABLE] += 1
+        if q[k] != HOLE:
+            r = res[j]
+            if r == now:
+                if _try_start(j, now, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, cand_node, cand_k, rng,
+                              alloc_policy, policy_q):
+                    q[k] = HOLE
+                    ctr[I_Q] -= 1
+                else:   # only possible if memory/disk bind, which check_params forbids
+                    ctr[I_UNPLACEABLE] += 1
+            elif r > now and r < wake:
+                wake = r
+    clk[C_WAKE] = wake
     while ctr[I_QH] < ctr[I_QT] and q[ctr[I_QH]] == HOLE:
         ctr[I_QH] += 1
     _maybe_compact(q, ctr)
 
 
-@kernel
-def conservative_pass(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
-                      cand_k, rng, alloc_policy, policy_q) -> None:
-    conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan)
-    start_due(now, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k, rng,
-              alloc_policy, policy_q)
-
-
 @kernel_inline
-def conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan) -> None:
-    """Conservative backfilling's reservations at ``now`` (the pass without its starts)."""
+def conservative_plan(now, q, jb, out, heap, ctr, clk, prof, res, dplan, wake_heap: bool) -> None:
+    """Conservative backfilling's reservations at ``now`` (the pass without its starts;
+    ``wake_heap`` as in :func:`_reserve`)."""
     pt, pf, meta, pm = prof
     profile.prune(pt, pf, meta, now)
     if ctr[I_COMPRESS] != 0:
@@ -344,7 +357,7 @@ def conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan) -> None:
             n = jb[1][j]
             if np.isnan(r):                 # arrived now: first placement
                 pv = min(pv, _reserve(j, profile.earliest(pt, pf, meta, now, n, dplan[j], np.inf), now, jb, out,
-                                      heap, ctr, prof, res, dplan))
+                                      heap, ctr, clk, prof, res, dplan, wake_heap))
                 continue
             if r <= now:
                 continue                    # cannot move earlier than now
@@ -354,9 +367,9 @@ def conservative_plan(now, q, jb, out, heap, ctr, prof, res, dplan) -> None:
             s = profile.earliest(pt, pf, meta, now, n, dplan[j], r)
             if s < r:
                 pv = min(pv, profile.add(pt, pf, meta, r, r + dplan[j], n))
-                pv = min(pv, _reserve(j, s, now, jb, out, heap, ctr, prof, res, dplan))
+                pv = min(pv, _reserve(j, s, now, jb, out, heap, ctr, clk, prof, res, dplan, wake_heap))
     else:
         for k in range(ctr[I_QT] - ctr[I_ARRIVED], ctr[I_QT]):   # this time's arrivals, at the tail
             j = q[k] & _JOB
             _reserve(j, profile.earliest(pt, pf, meta, now, jb[1][j], dplan[j], np.inf), now, jb, out, heap, ctr,
-                     prof, res, dplan)
+                     clk, prof, res, dplan, wake_heap)

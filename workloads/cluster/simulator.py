@@ -4,13 +4,15 @@ Events are ordered by (time, priority, sequence) (``events.py``). At each event 
 kernel accounts the interval since the previous time for the metrics, handles every
 event of the time, runs the queue policy once if the time held an arrival or a
 computation end (spec "Simulation"; conservative also starts jobs whose reservation
-time has come, at JOB_START events), then records the state that holds until the next
-time. Part 2 adds packet events to the same loop (``netsim.py``).
+time has come, at the earliest reservation after the last time, ``clk[C_WAKE]``), then
+records the state that holds until the next time. Part 2 adds packet events to the same
+loop (``netsim.py``).
 
 The loop is compiled once per queue policy (:data:`_RUN`): a spec compiles only the
 passes its policies need, and EASY's pass, the one whose speed needs it, is inlined into
-its own loop alone; conservative's loop inlines ``bookkeeping.finish_job`` too, the others
-call it (one shared compiled copy).
+its own loop alone; conservative's loop inlines ``bookkeeping.finish_job`` and its
+reservations (``queue_policies.conservative_plan``) too, the others call them (one
+shared compiled copy).
 """
 from __future__ import annotations
 
@@ -24,10 +26,10 @@ from schedsweep.workloads._contract import kernel_array
 from . import allocation, events, profile
 from ..kernel_support.jit import kernel_without_refcount as kernel
 from .bookkeeping import (
-    CL_MASKS, CONSERVATIVE, C_CLACC, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
-    I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_NEXT, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
+    CL_MASKS, CONSERVATIVE, C_CLACC, C_WAKE, C_MDELTA, C_MSIGMA, C_SMAX, C_SMIN, C_SPEEDFREE, C_TPREV, EASY, FCFS,
+    I_ARRIVED, I_BY_COUNT, I_CURSOR, I_DUE, I_FREE, I_HSIZE, I_Q, I_QH, I_QT, I_SH_HEAD, I_UNPLACEABLE,
     MPFS_SCAN, N_CLK, N_CTR, QUEUE_NAMES, _advance_clocks, _record_state, finish, finish_job)
-from .queue_policies import conservative_pass, easy_pass, entry, fcfs_pass, scan_pass, start_due
+from .queue_policies import conservative_plan, easy_pass, entry, fcfs_pass, scan_pass, start_due
 
 
 @kernel
@@ -63,30 +65,28 @@ def _event_loop(policy: int):
 
     @kernel
     def _run(policy_q, alloc_policy, cl_mask, total_cores, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res,
-             dplan, q, cand_node, cand_k, rng) -> int:
-        """Run until every event is handled (returns 0) or the heap may overflow (returns 1:
-        the caller grows it and calls again; ``ctr[I_NEXT]`` remembers the next arrival)."""
+             dplan, q, cand_node, cand_k, rng) -> None:
+        """Run until every event is handled. The heap holds at most one end per running
+        job (conservative's wake-up is ``clk[C_WAKE]``, not an event), which its capacity
+        allows (``new_state``)."""
         submit, n = jb[0], jb[1]
-        start = out[0]
         n_jobs = submit.size
         ht, hk, hd = heap
-        ia = ctr[I_NEXT]
+        ia = 0
         while True:
             ta = submit[ia] if ia < n_jobs else np.inf
             th = ht[0] if ctr[I_HSIZE] > 0 else np.inf
             t = min(ta, th)
+            if policy == CONSERVATIVE:
+                # the earliest reservation after the last time, kept exact by the pass
+                # (queue_policies.start_due): one wake-up, not a JOB_START event per
+                # reservation; on KTH-SP2 all but 6 of those 56k were stale (the job had
+                # moved or started), at twice the heap traffic (benchmarks/cluster.md).
+                # A wake-up only sets `due`, so its order among this time's events (spec
+                # priority 5, the last) does not matter: the pass comes after all of them.
+                t = min(t, clk[C_WAKE])
             if t == np.inf:
                 break
-            if policy == CONSERVATIVE:
-                # room for every event this time can push (a wake-up and an end per queued
-                # job); other policies push one end per started job, and the heap starts
-                # with room for two per job
-                k = ia
-                while k < n_jobs and submit[k] == t:
-                    k += 1
-                if ctr[I_HSIZE] + 2 * (ctr[I_Q] + k - ia) + 8 > ht.size:
-                    ctr[I_NEXT] = ia
-                    return 1
             _advance_clocks(t, clk)
             trigger = False
             due = False
@@ -108,10 +108,9 @@ def _event_loop(policy: int):
                     else:
                         finish(d, t, kind == events.KILL, nd, jb, out, alloc, run, ctr, acc, clk, prof, policy_q)
                     trigger = True
-                elif kind == events.JOB_START:
-                    if np.isnan(start[d]) and res[d] == t:
-                        due = True
-                        ctr[I_DUE] += 1
+            if policy == CONSERVATIVE and clk[C_WAKE] == t:
+                due = True               # start_due (in the pass or below) sets the next wake-up
+                ctr[I_DUE] += 1
             ctr[I_ARRIVED] = arrived
             if trigger:
                 if policy == EASY:
@@ -124,15 +123,17 @@ def _event_loop(policy: int):
                     scan_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
                               rng, alloc_policy, policy_q)
                 else:
-                    conservative_pass(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan,
-                                      cand_node, cand_k, rng, alloc_policy, policy_q)
+                    # inlined, and start_due called only when a job is due: each call passes
+                    # the state's ~50 arrays (numba flattens each into its fields) at every pass
+                    conservative_plan(t, q, jb, out, heap, ctr, clk, prof, res, dplan, False)
+                    if ctr[I_DUE] != 0:
+                        start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node,
+                                  cand_k, rng, alloc_policy, policy_q)
             elif due:
-                if policy == CONSERVATIVE:   # only conservative's reservations push JOB_START
+                if policy == CONSERVATIVE:   # only conservative's reservations wake the loop
                     start_due(t, q, nd, jb, out, alloc, run, heap, ctr, acc, clk, prof, res, dplan, cand_node, cand_k,
                               rng, alloc_policy, policy_q)
             _record_state(ctr, clk, total_cores, cl_mask)
-        ctr[I_NEXT] = ia
-        return 0
 
     return _run
 
@@ -235,7 +236,8 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     # a job's nodes are written when it starts, before anything reads them
     alloc = (np.zeros(nj, np.int64), np.empty(max(total_procs, 1), np.int64), np.empty(max(total_procs, 1), np.int64))
     cons = policy_q == CONSERVATIVE
-    # without reservations the heap holds one end per running job, and a job holds a core
+    # the heap holds one end per running job (conservative's wake-up is clk[C_WAKE]; the
+    # network's loop grows the heap for its wake-ups), and a job holds a core
     running = nj if nj == 0 or n.min() < 1 else min(nj, total)
     nr = running + 1 if policy_q == EASY else 1
     run = (np.zeros(nr), np.zeros(nr, np.int64))    # EASY's running list: estimated end, cores << 32 | job
@@ -248,11 +250,12 @@ def new_state(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, di
     clk = np.zeros(N_CLK)
     clk[C_SPEEDFREE] = float((speed * cores).sum())
     clk[C_SMIN], clk[C_SMAX] = speed.min(), speed.max()
+    clk[C_WAKE] = np.inf
     clk[C_TPREV] = submit[0] if nj else 0.0
     n_prof = 2 * nj + 8 if cons else 8
     prof_pt, prof_pf, prof_meta = profile.new(n_prof, total)
     return State(nd=nd, jb=jb, out=out, alloc=alloc, run=run,
-                 heap=events.heap_new(2 * nj + 16 if cons else running + 16), ctr=ctr,
+                 heap=events.heap_new(running + 16), ctr=ctr,
                  acc=(np.zeros(p), np.zeros(p), np.zeros(p), np.zeros(p)), clk=clk,
                  prof=(prof_pt, prof_pf, prof_meta, np.zeros(n_prof, np.int64)), res=nan.copy() if cons else nan[:1],
                  dplan=est / speed.min() if cons else est[:1], q=np.empty(nj + 1, np.int64),
@@ -288,9 +291,6 @@ def simulate(submit: np.ndarray, cores_req: np.ndarray, mem_req: np.ndarray, dis
     policy_q, alloc_policy, mask = codes(queue, allocation_policy, cl_mask)
     st = new_state(submit, cores_req, mem_req, disk_req, estimate, tau, node_cores, node_mem, node_disk, node_speed,
                    alloc_policy, rng_seed, policy_q)
-    heap = st.heap
-    run = _RUN[policy_q]
-    while run(policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, heap, st.ctr, st.acc,
-              st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng):
-        heap = events.heap_grow(*heap)
+    _RUN[policy_q](policy_q, alloc_policy, mask, st.total, st.nd, st.jb, st.out, st.alloc, st.run, st.heap, st.ctr,
+                   st.acc, st.clk, st.prof, st.res, st.dplan, st.q, st.cand_node, st.cand_k, st.rng)
     return result_of(st)
