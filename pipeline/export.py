@@ -66,7 +66,7 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
     else:
         try:
             table.to_parquet(out, index=False)
-        except ImportError as exc:
+        except ImportError:
             raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
                                        "pip install 'schedsweep[parquet]', or --to csv") from None
     return out

@@ -27,7 +27,7 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from .shards import crc32c
+from .chunkfiles import crc32c
 
 NAME = "status/journal.bin"  # relative to the store
 MAGIC = b"SSJ1"

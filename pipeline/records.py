@@ -56,8 +56,6 @@ def _key(cell: tuple[int, ...], replication: int) -> str:
 
 def store(path: Path, spec: Any) -> int:
     """Record the chosen replications into the store (those run ok); the number recorded."""
-    import zarr
-
     from .store import OK, open_group
 
     pairs = chosen(spec)

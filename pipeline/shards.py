@@ -16,12 +16,12 @@ chunk where ``status`` says a replication ran is missing data, never "all NaN".
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from . import chunkfiles
-from .chunkfiles import crc32c  # noqa: F401 (handed on: the journal and the readers use it from here)
+from .chunkfiles import crc32c
 
 if TYPE_CHECKING:
     import zarr
