@@ -106,6 +106,22 @@ def _identity(ds: xr.Dataset) -> dict[str, Any]:
     return json.loads(ds.attrs.get("spec_identity", "{}"))
 
 
+def _value_order(parts: list[np.ndarray]) -> np.ndarray:
+    """The order of the joined values of one sweep dimension: by value when every store lists
+    numbers ascending (or every one descending), so that stores of [25, 100] and [50] make
+    [25, 50, 100] and a trend or U-shape is judged along the axis as a spec would list it;
+    otherwise the stores' order, one after the other (names, or an order a spec chose)."""
+    joined = np.concatenate(parts)
+    n = np.arange(len(joined))
+    if not all(np.issubdtype(p.dtype, np.number) and not np.issubdtype(p.dtype, np.bool_) for p in parts):
+        return n
+    if all(np.all(np.diff(p) > 0) for p in parts):
+        return np.argsort(joined, kind="stable")
+    if all(np.all(np.diff(p) < 0) for p in parts):
+        return np.argsort(-joined, kind="stable")
+    return n
+
+
 def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
     """The datasets joined along the one sweep dimension whose values differ (in memory)."""
     if len(datasets) < 2:
@@ -137,6 +153,8 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
     with_dim = [v for v in first.data_vars if dim in first[v].dims]
     merged = xr.concat([d[with_dim] for d in datasets], dim=dim, coords="minimal", compat="override",
                        join="exact")
+    order = _value_order([np.asarray(d[dim].values) for d in datasets])
+    merged = merged.isel({dim: order})
     for v in first.data_vars:
         if v in with_dim:
             continue
@@ -146,7 +164,8 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
         merged[v] = first[v]
     attrs = dict(first.attrs)
     members = {name: m for name, m in ids[0]["dims"]}
-    merged_members = {m: sum((i["dims"][[x[0] for x in i["dims"]].index(dim)][1][m] for i in ids), [])
+    merged_members = {m: [sum((i["dims"][[x[0] for x in i["dims"]].index(dim)][1][m] for i in ids), [])[k]
+                          for k in order]
                       for m in members[dim]}
     identity = dict(ids[0])
     identity["dims"] = [[n, merged_members if n == dim else m] for n, m in ids[0]["dims"]]
@@ -157,8 +176,9 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
                              "created": d.attrs.get("created"), "host": d.attrs.get("host"),
                              "git_commit": d.attrs.get("git_commit"), "code": d.attrs.get("code", {}).get("hash")}
                             for d, label in zip(datasets, labels)]
-    attrs["batch_reps"] = np.concatenate([np.asarray(d.attrs["batch_reps"]) for d in datasets],
-                                         axis=[x[0] for x in ids[0]["dims"]].index(dim)).tolist() \
+    axis = [x[0] for x in ids[0]["dims"]].index(dim)
+    attrs["batch_reps"] = np.take(np.concatenate([np.asarray(d.attrs["batch_reps"]) for d in datasets], axis=axis),
+                                  order, axis=axis).tolist() \
         if all("batch_reps" in d.attrs for d in datasets) else attrs.get("batch_reps")
     attrs.pop("pilot_seconds_per_rep", None)
     merged.attrs = attrs
