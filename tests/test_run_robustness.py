@@ -109,14 +109,20 @@ def test_set_with_a_line_break_is_refused_in_one_line(write_spec, tmp_path, caps
     assert not (tmp_path / "s.zarr").exists()
 
 
-def _at_store_write(n: int, action):
+def _at_store_write(caller: str, action):
     """A stand-in for ``store.fault_point`` (called at every step of every store write) that
-    calls ``action()`` at its ``n``-th call: a fault at a chosen instant, not a timed one."""
+    calls ``action()`` the first time it is called from the store function ``caller``: a fault
+    at a chosen instant, not a timed one. Chosen by place, not by count: how many batches one
+    write carries depends on how fast they finish, so the n-th point of a run is not always there.
+
+    ``write_batches``: just after a group of batches is whole in the journal (a fresh run
+    always gets there); ``compact``: while the journal is copied into the arrays (a run
+    resumed after the first always does, at its start)."""
     calls = []
 
     def point() -> None:
-        calls.append(1)
-        if len(calls) == n:
+        if sys._getframe(1).f_code.co_name == caller and not calls:
+            calls.append(1)
             action()
 
     return point
@@ -129,8 +135,8 @@ def test_full_disk_is_one_line_and_the_same_command_resumes(write_spec, tmp_path
     def full() -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(store / "status"))
 
-    # The 8th write point: the store made (3 points), then some batches written.
-    monkeypatch.setattr(store_mod, "fault_point", _at_store_write(8, full))
+    # The store made, then a first group of batches in the journal.
+    monkeypatch.setattr(store_mod, "fault_point", _at_store_write("write_batches", full))
     assert _run_cli(spec, "--store", store, "--batch-size", "5") == cli.EXIT_UNWRITABLE
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("schedsweep: error: cannot write ") and str(store / "status") in err
@@ -171,9 +177,11 @@ def test_read_only_store_is_one_line(write_spec, tmp_path):
 def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path, capsys, monkeypatch):
     spec = write_spec(SPEC)
     store = tmp_path / "stopped.zarr"
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # the second run resumes the first
+    # The second run resumes the first: stopped after its first group of batches, then while
+    # the resumed run copies that group into the arrays.
+    for signum, where in ((signal.SIGTERM, "write_batches"), (signal.SIGHUP, "compact")):
         # As a batch system's stop: the signal reaches the run's process while it writes its store.
-        monkeypatch.setattr(store_mod, "fault_point", _at_store_write(8, lambda: os.kill(os.getpid(), signum)))
+        monkeypatch.setattr(store_mod, "fault_point", _at_store_write(where, lambda: os.kill(os.getpid(), signum)))
         before = signal.getsignal(signum)
         assert _run_cli(spec, "--store", store, "--batch-size", "5") == 128 + signum
         err = capsys.readouterr().err.strip().splitlines()
@@ -185,8 +193,8 @@ def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path
     # Under nohup (SIGHUP ignored) a hangup stays ignored: that run goes on to the end, and
     # the store stopped twice and resumed equals it.
     hangups = []
-    monkeypatch.setattr(store_mod, "fault_point", _at_store_write(8, lambda: hangups.append(os.kill(os.getpid(),
-                                                                                                    signal.SIGHUP))))
+    monkeypatch.setattr(store_mod, "fault_point", _at_store_write("write_batches", lambda: hangups.append(
+        os.kill(os.getpid(), signal.SIGHUP))))
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         assert _run_cli(spec, "--store", tmp_path / "nohup.zarr", "--batch-size", "5") == 0
