@@ -174,11 +174,15 @@ def test_read_only_store_is_one_line(write_spec, tmp_path):
     assert status_counts(store) == before
 
 
-def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path, capsys, monkeypatch):
+def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path, capsys, monkeypatch, request):
     spec = write_spec(SPEC)
     store = tmp_path / "stopped.zarr"
     # The second run resumes the first: stopped after its first group of batches, then while
     # the resumed run copies that group into the arrays.
+    # The tests themselves may run under nohup (SIGHUP ignored, which a run keeps: the case
+    # below); a terminal's default is what this part is about.
+    inherited = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    request.addfinalizer(lambda: signal.signal(signal.SIGHUP, inherited))
     for signum, where in ((signal.SIGTERM, "write_batches"), (signal.SIGHUP, "compact")):
         # As a batch system's stop: the signal reaches the run's process while it writes its store.
         monkeypatch.setattr(store_mod, "fault_point", _at_store_write(where, lambda: os.kill(os.getpid(), signum)))
