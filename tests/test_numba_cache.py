@@ -44,3 +44,18 @@ def test_caches_under_numba_cache_dir_are_dropped_too(tmp_path, monkeypatch):
     assert drop_stale_caches(src_root) is True and not cached.exists()
     assert other.read_text() == "theirs"
     assert not (src_root / "__pycache__").exists()  # the stamp lives with the caches
+
+
+def test_the_guard_hashes_every_workload_source(monkeypatch):
+    """The default root is the workloads package (this module lives in its kernel_support
+    folder): an edit of any model's kernels, or of the constants they read, drops the caches."""
+    from pathlib import Path
+
+    from schedsweep import workloads
+    from schedsweep.workloads.kernel_support import numba_cache
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    root = Path(workloads.__file__).resolve().parent
+    assert numba_cache.ROOT == root and numba_cache.cache_locations()[0] == [root]
+    hashed = {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+    assert {"cluster/bookkeeping.py", "cyclic/dp.py", "desktop_grid/simulator.py", "ga/islands.py"} <= hashed

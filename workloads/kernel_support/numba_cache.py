@@ -19,7 +19,7 @@ import hashlib
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).parent
+ROOT = Path(__file__).resolve().parent.parent  # the workloads package: every model's source, not just this folder's
 
 
 def source_digest(root: Path = ROOT) -> str:
