@@ -26,9 +26,9 @@ from .choices import CL_MASKS, QUEUE_NAMES  # handed on from here too
 from . import allocation, events, profile
 
 # ctr slots
-(I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_NEXT, I_QH,
- I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END, I_BY_COUNT) = range(22)
-N_CTR = 22
+(I_HSIZE, I_SEQ, I_CURSOR, I_R, I_Q, I_FREE, I_COMPRESS, I_ARRIVED, I_STARTED, I_UNPLACEABLE, I_QH,
+ I_QT, I_RVER, I_SH_HEAD, I_SH_VER, I_SH_EXTRA, I_DUE, I_PASS_HEAD, I_PASS_VER, I_SCAN_END, I_BY_COUNT) = range(21)
+N_CTR = 21
 # clk slots: masked clocks and integrals
 C_TPREV, C_MDELTA, C_MSIGMA, C_CLACC, C_SPEEDFREE, C_DELTA, C_SIGMA, C_SHADOW, C_SMIN, C_SMAX, C_WAKE = range(11)
 N_CLK = 11
