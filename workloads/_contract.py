@@ -198,6 +198,9 @@ QUANTILE_LEVELS = (50.0, 90.0, 99.0)
 
 
 def quantiles(values: np.ndarray) -> np.ndarray:
-    """p50, p90 and p99 of ``values`` (``numpy.percentile``, linear interpolation); NaN if empty."""
-    values = np.asarray(values, float)
-    return np.percentile(values, QUANTILE_LEVELS) if values.size else np.full(len(QUANTILE_LEVELS), np.nan)
+    """p50, p90 and p99 of ``values`` (``numpy.percentile``'s values, linear interpolation, bit
+    for bit: ``kernel_support.order_stats``, which reads a few percent of a large array where
+    numpy copies and partitions all of it); NaN if empty."""
+    from .kernel_support.order_stats import percentiles
+
+    return percentiles(values, QUANTILE_LEVELS)
