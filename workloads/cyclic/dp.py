@@ -82,6 +82,7 @@ from typing import NamedTuple
 import numpy as np
 
 from numba import types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from ..kernel_support.jit import inline_kernel, kernel
@@ -306,12 +307,6 @@ def _same_row(keys, h, S):
     return True
 
 
-@kernel
-def _lowest_bit(x):
-    """Index of the lowest set bit of a non-zero uint64."""
-    return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
-
-
 @inline_kernel
 def _left(alll, blk, d, w, s, lanemask, M):
     """Alternatives left at depth ``d`` of the job whose lane starts at bit ``s`` of word ``w``
@@ -378,7 +373,7 @@ def _first_zero_lane(x, low, high, L):
     t = (x - low) & ~x & high
     if t == np.uint64(0):
         return -1
-    return _lowest_bit(t) // L
+    return np.int64(trailing_zeros(t)) // L     # the index of the lowest set bit, over the lane width
 
 
 @kernel
