@@ -73,10 +73,15 @@ def test_netcdf_export_round_trips(write_spec, tmp_path):
         export(path, "netcdf", out)  # nothing is overwritten
 
 
-def test_two_halves_merge_into_the_whole_run(write_spec, tmp_path, capsys):
+@pytest.mark.parametrize("first, second", [([0.3, 0.5], [0.7, 0.9]), ([0.5, 0.9], [0.3, 0.7])],
+                         ids=["halves", "interleaved"])
+def test_two_stores_merge_into_the_whole_run(write_spec, tmp_path, capsys, first, second):
+    """Stores of two parts of a sweep make the store of the whole, in the order of the swept
+    values whatever the parts' order ([0.5, 0.9] and [0.3, 0.7] too: a trend or a U-shape is
+    judged along the values, and the whole spec resumes it)."""
     whole = _run(write_spec, tmp_path, [0.3, 0.5, 0.7, 0.9], "whole")
-    a = _run(write_spec, tmp_path, [0.3, 0.5], "a")
-    b = _run(write_spec, tmp_path, [0.7, 0.9], "b")
+    a = _run(write_spec, tmp_path, first, "a")
+    b = _run(write_spec, tmp_path, second, "b")
     capsys.readouterr()
     assert cli.main(["merge", str(a), str(b), "-o", str(tmp_path / "m.zarr")]) == 0
     merged = pipeline.open_store(tmp_path / "m.zarr")
@@ -92,20 +97,11 @@ def test_two_halves_merge_into_the_whole_run(write_spec, tmp_path, capsys):
     xr.testing.assert_identical(_data(pipeline.open_store([a, b])), _data(merged))
 
 
-def test_interleaved_stores_merge_in_the_order_of_their_values(write_spec, tmp_path, capsys):
-    """Stores of [0.3, 0.7] and [0.5, 0.9] make the store of [0.3, 0.5, 0.7, 0.9] (a trend or a
-    U-shape is judged along the values, and the whole spec resumes it); names keep the stores' order."""
-    whole = _run(write_spec, tmp_path, [0.3, 0.5, 0.7, 0.9], "whole")
-    a = _run(write_spec, tmp_path, [0.3, 0.7], "a")
-    b = _run(write_spec, tmp_path, [0.5, 0.9], "b")
-    capsys.readouterr()
-    assert cli.main(["merge", str(b), str(a), "-o", str(tmp_path / "m.zarr")]) == 0
-    merged = pipeline.open_store(tmp_path / "m.zarr")
-    xr.testing.assert_identical(_data(pipeline.open_store(whole)), _data(merged))
-    assert pipeline.run(tmp_path / "whole.toml", tmp_path / "m.zarr", workers=0, progress=False)  # nothing to run
+def test_merged_values_keep_a_common_order_or_the_stores_order():
     from schedsweep.pipeline.export import _value_order
 
-    assert _value_order([np.array(["b", "a"]), np.array(["c"])]).tolist() == [0, 1, 2]
+    assert _value_order([np.array([0.5, 0.9]), np.array([0.3, 0.7])]).tolist() == [2, 0, 3, 1]
+    assert _value_order([np.array(["b", "a"]), np.array(["c"])]).tolist() == [0, 1, 2]  # names: as given
     assert _value_order([np.array([3, 1]), np.array([2])]).tolist() == [0, 2, 1]  # descending kept descending
     assert _value_order([np.array([1, 3]), np.array([2, 0])]).tolist() == [0, 1, 2, 3]  # no common order: as given
 
