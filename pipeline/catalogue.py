@@ -283,10 +283,11 @@ def _reproduces(spec: Spec) -> list[str]:
     return [f"    reproduces: {ref.reproduces or '(not named)'}{held}"]
 
 
-def render(items: list[Entry]) -> str:
-    """The catalogue as text, one block per spec."""
-    lines = []
-    for e in items:
+def render(items: list[Entry], long: bool = False) -> str:
+    """The catalogue as text: one line per spec, or (``long``) one block per spec with its
+    description, size and what it reproduces."""
+    lines = _short_lines(items) if not long else []
+    for e in items if long else ():
         if e.spec is None:
             lines += [f"{e.path.name}: INVALID", f"    {e.error}", ""]
             continue
@@ -301,8 +302,24 @@ def render(items: list[Entry]) -> str:
                   f"    run time: {e.estimate}", ""]
     if not items:
         return "(no specs)\n"
+    if not long:
+        lines.append("")
     invalid = sum(e.spec is None for e in items)
     known = [e.seconds for e in items if e.seconds is not None]
     total = f"; {len(known)} with an estimate, ~{format_duration(sum(known))} in all" if known else ""
-    lines.append(f"{len(items)} specs, {invalid} invalid{total}")
+    lines.append(f"{len(items)} specs, {invalid} invalid{total}" + ("" if long else "; -v for descriptions"))
     return "\n".join(lines) + "\n"
+
+
+def _short_lines(items: list[Entry]) -> list[str]:
+    """One line per spec: file, workload, cells × replications, estimated time."""
+    width = max((len(e.path.name) for e in items), default=0)
+    out = []
+    for e in items:
+        if e.spec is None:
+            out.append(f"{e.path.name:<{width}}  INVALID: {' '.join(str(e.error).split())}")
+            continue
+        s = e.spec
+        when = f"~{format_duration(e.seconds)}" if e.seconds is not None else "time unknown"
+        out.append(f"{e.path.name:<{width}}  {s.workload:<13} {s.n_cells:>4} cells × {s.replications:<5} {when}")
+    return out

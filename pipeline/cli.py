@@ -372,8 +372,16 @@ def _workloads(args: argparse.Namespace) -> int:
 
     from .terminal import first_paragraph, plain, wrap
 
-    names = [args.name] if args.name else workloads.names()
-    for name in names:
+    if not args.name:  # the short form: one line each; the detail is under `workloads NAME`
+        names = workloads.names()
+        width = max(map(len, names))
+        for name in names:
+            module = load_workload("schedsweep workloads", name)
+            text = wrap(_one_sentence(first_paragraph(module.__doc__), name), indent=width + 2)
+            print(f"{name:<{width}}  {text[width + 2:]}")
+        print(f"\n{len(names)} workloads; parameters, metrics and plug-in points: schedsweep workloads NAME")
+        return 0
+    for name in [args.name]:
         module = load_workload("schedsweep workloads", name)
         header = first_paragraph(module.__doc__)
         print(wrap(f"{name}: {header.removeprefix(name + ': ')}", hanging=4))
@@ -402,6 +410,13 @@ def _workloads(args: argparse.Namespace) -> int:
                     print(wrap(plain(line), indent=4 + lead, hanging=8 + lead))
         print()
     return 0
+
+
+def _one_sentence(paragraph: str, name: str) -> str:
+    """A docstring's first paragraph cut to its first sentence (the one-line listing)."""
+    text = paragraph.removeprefix(name + ": ").strip()
+    cut = re.search(r"(?<=[a-z0-9)\]])[.;](\s|$)", text)
+    return text[:cut.start() + 1] if cut else text
 
 
 def _gantt(args: argparse.Namespace) -> int:
@@ -472,7 +487,8 @@ def _merge(args: argparse.Namespace) -> int:
 def _jobs(args: argparse.Namespace) -> int:
     from .catalogue import entries, render
 
-    print(render(entries(args.dir, args.results, run_pilot=args.estimate, pilot_seconds=args.pilot_seconds)), end="")
+    items = entries(args.dir, args.results, run_pilot=args.estimate, pilot_seconds=args.pilot_seconds)
+    print(render(items, long=bool(args.verbose)), end="")
     return 0
 
 
@@ -583,8 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "100 columns when not on one)")
     table.set_defaults(func=_table)
 
-    wl = sub.add_parser("workloads", help="list workloads with their parameters and metrics")
-    wl.add_argument("name", nargs="?")
+    wl = sub.add_parser("workloads", help="list the workloads, one line each; with NAME, its parameters and metrics")
+    wl.add_argument("name", nargs="?", help="a workload: its parameters, metrics, reasons and plug-in points")
     wl.set_defaults(func=_workloads)
 
     plot = sub.add_parser("plot", help="a metric's mean with CI against a dimension (PNG/SVG)")
@@ -630,7 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
     mrg.add_argument("-o", "--output", required=True, help="the new store (must not exist)")
     mrg.set_defaults(func=_merge)
 
-    jobs = sub.add_parser("jobs", help="list the sweep specs with description, size and estimated run time")
+    jobs = sub.add_parser("jobs", help="list the sweep specs, one line each: size and estimated run time "
+                                       "(-v: with descriptions and what they reproduce)")
     jobs.add_argument("--dir", default="jobs", help="folder of specs (default jobs)")
     jobs.add_argument("--results", default="results", help="folder of stores for the estimate (default results)")
     jobs.add_argument("--estimate", action="store_true",

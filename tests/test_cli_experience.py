@@ -90,18 +90,35 @@ def test_the_spec_can_name_the_next_command(write_spec, tmp_path, capsys):
         pipeline.load(write_spec(SPEC + '[run]\nnext = ""\n', "bad.toml"))
 
 
-def test_workloads_is_plain_text_within_100_columns(capsys, monkeypatch):
+def test_workloads_lists_one_sentence_each_and_details_by_name(capsys, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert cli.main(["workloads"]) == 0
-    out = capsys.readouterr().out
-    assert _widest(out) <= 100
-    assert "``" not in out and ":func:" not in out and ":mod:" not in out
-    # each header is the docstring's first paragraph, whole: it ends a sentence
     from schedsweep import workloads
+    assert cli.main(["workloads"]) == 0
+    short = capsys.readouterr().out
+    assert _widest(short) <= 100
+    assert "parameters:" not in short and "schedsweep workloads NAME" in short
+    entries = [line for line in short.splitlines() if line and not line.startswith(" ")][:-1]
+    assert [line.split()[0] for line in entries] == list(workloads.names())  # a line each, in order
     for name in workloads.names():
-        header = out.split(f"\n{name}: ", 1)[1] if not out.startswith(f"{name}: ") else out[len(name) + 2:]
-        first = header.split("\n  parameters:", 1)[0]
+        assert cli.main(["workloads", name]) == 0
+        out = capsys.readouterr().out
+        assert _widest(out) <= 100
+        assert "``" not in out and ":func:" not in out and ":mod:" not in out
+        # the header is the docstring's first paragraph, whole: it ends a sentence
+        first = out[len(name) + 2:].split("\n  parameters:", 1)[0]
         assert first.rstrip().endswith((".", ")", ":")), f"{name}: header cut: {first!r}"
+        assert all(f"    {p.name} ({p.kind}" in out for p in workloads.get(name).PARAMS)
+
+
+def test_jobs_lists_one_line_per_spec_and_descriptions_with_v(capsys):
+    specs = sorted((REPO / "jobs").glob("*.toml"))
+    assert cli.main(["jobs", "--results", str(REPO / "no-results-here")]) == 0
+    short = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in short[:len(specs)]] == [p.name for p in specs]
+    assert short[len(specs)] == "" and short[-1].endswith("-v for descriptions")
+    assert cli.main(["jobs", "-v", "--results", str(REPO / "no-results-here")]) == 0
+    long = capsys.readouterr().out
+    assert all(f"{p.name}: " in long for p in specs) and long.count("    run time: ") == len(specs)
 
 
 def _many_metrics(tmp_path: Path) -> Path:
