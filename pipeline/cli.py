@@ -190,7 +190,23 @@ def _dry_run(args: argparse.Namespace) -> int:
     print(f"store path:  {store}{' (exists: the run resumes it)' if os.path.exists(store) else ''}")
     for line in size_lines(spec, args.batch_size):
         print(line)
+    print(f"run time:    {_estimate_line(spec, store)}")
     return 0
+
+
+def _estimate_line(spec: Any, store: str) -> str:
+    """The whole sweep's estimated run time, as `schedsweep jobs` gives it: from the store's
+    own pilot when it exists, else a pilot cached beside it, else the shipped estimate."""
+    from pathlib import Path
+
+    from .catalogue import Entry, cores, estimate, read_cache, seconds_per_rep
+
+    if (Path(store) / "zarr.json").is_file():
+        rate, basis = seconds_per_rep(Path(store), spec)
+        seconds = None if rate is None else float(rate.sum()) * spec.replications / cores()
+    else:
+        seconds, basis = estimate(spec, Path(store).parent, read_cache(Path(store).parent))
+    return Entry(Path(spec.path), spec, seconds=seconds, basis=basis).estimate
 
 
 def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]]:

@@ -253,6 +253,27 @@ def test_dry_run_and_show_spec_count_what_the_run_makes(write_spec, tmp_path, ca
     assert "cells:       2" in capsys.readouterr().out
 
 
+def test_dry_run_states_the_run_time_estimate(write_spec, tmp_path, capsys):
+    """Without a pilot anywhere the estimate is unknown; once a store holds its pilot's rates, a
+    dry run of it gives the whole sweep's time from them, as `schedsweep jobs` does."""
+    import numpy
+
+    from schedsweep.pipeline import catalogue
+
+    spec = write_spec(SPEC)
+    store = tmp_path / "s.zarr"
+    assert _run_cli(spec, "--store", store, "--dry-run") == 0
+    assert f"run time:    {catalogue.UNKNOWN}" in capsys.readouterr().out.splitlines()
+    assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--no-progress"]) == 0  # piloted
+    capsys.readouterr()
+    assert _run_cli(store, "--dry-run") == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("run time:")]
+    rate = numpy.asarray(pipeline.open_store(store).attrs["pilot_seconds_per_rep"], dtype=float)
+    seconds = float(rate.sum()) * 20 / catalogue.cores()
+    assert line == f"run time:    ~{catalogue.format_duration(seconds)} of computing on {catalogue.cores()} cores, " \
+                   f"plus start-up (pilot rate from {store})"
+
+
 def test_files_and_bytes_count_blocks_with_edges_whole():
     layout = [sizing.ArrayLayout((2, 20), (1, 6), 8), sizing.ArrayLayout((5,), (5,), 1)]
     # 2 x ceil(20 / 6) = 8 blocks of 6 float64, and one block of 5 bytes; a metadata file each and the root's
