@@ -242,6 +242,9 @@ class _Runner:
             todo &= self._auto_limits()[..., None] > np.arange(self.spec.replications)
         self.plan = self._batches(todo, reps)
         self.total = int(todo.sum())
+        # Replications already in the store (the pilot's, an earlier run's): the bar starts
+        # there, so it counts the whole sweep, pilot included, not just what is left.
+        self.done_before = int((~todo & (status != store_mod.NOT_RUN)).sum())
         if getattr(self, "seconds_per_rep", None) is None:  # resumed: the pilot of the first run
             stored = self.writer.attrs().get("pilot_seconds_per_rep")
             if stored is not None:
@@ -473,15 +476,18 @@ class _Runner:
     def run(self) -> None:
         from tqdm import tqdm
 
+        done = getattr(self, "done_before", 0)
         if self.progress is None and not sys.stderr.isatty():
-            self.bar = _LogProgress(self.total, self.spec.name)
+            self.bar = _LogProgress(self.total + done, self.spec.name, initial=done)
         else:  # on a terminal unless progress=False: replications, cells, rate and ETA
-            self.bar = tqdm(total=self.total, unit="rep", disable=self.progress is False, smoothing=0.1,
-                            desc=self.spec.name, dynamic_ncols=True)
+            self.bar = tqdm(total=self.total + done, initial=done, unit="rep", disable=self.progress is False,
+                            smoothing=0.1, desc=self.spec.name, dynamic_ncols=True)
         self._cells_left = {}
         for batch in self.plan:
             self._cells_left[batch.cell] = self._cells_left.get(batch.cell, 0) + batch.stop - batch.start
-        self._n_cells = len(self._cells_left)
+        self._n_cells = len(self.cells)  # every cell of the sweep; those the pilot or a run finished count as done
+        if hasattr(self.bar, "set_postfix_str"):
+            self.bar.set_postfix_str(f"cells {self._n_cells - len(self._cells_left)}/{self._n_cells}", refresh=False)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         if self.plan:
             limits = sorted({round(self.timeout_for(b)) for b in self.plan})
@@ -523,7 +529,7 @@ class _Runner:
         n = batch.stop - batch.start
         left = self._cells_left[batch.cell] = self._cells_left.get(batch.cell, n) - n
         if left <= 0 and hasattr(self.bar, "set_postfix_str"):
-            done = sum(1 for v in self._cells_left.values() if v <= 0)
+            done = self._n_cells - sum(1 for v in self._cells_left.values() if v > 0)
             self.bar.set_postfix_str(f"cells {done}/{self._n_cells}", refresh=False)
         self.bar.update(n)
         if left <= 0 and self.spec.auto:
@@ -633,9 +639,9 @@ def _wait(future: Any) -> None:
 class _LogProgress:
     """Progress for a log file: one line every ``every`` seconds with rate and ETA."""
 
-    def __init__(self, total: int, name: str, every: float = 60.0):
+    def __init__(self, total: int, name: str, every: float = 60.0, initial: int = 0):
         self.total, self.name, self.every = total, name, every
-        self.done = 0
+        self.done = self.initial = initial  # already in the store when the run started
         self.t0 = self.last = time.monotonic()
 
     def update(self, n: int) -> None:
@@ -643,7 +649,7 @@ class _LogProgress:
         now = time.monotonic()
         if now - self.last >= self.every:
             self.last = now
-            rate = self.done / (now - self.t0)
+            rate = (self.done - self.initial) / (now - self.t0)
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
             say(f"{self.name}: {self.done}/{self.total} replications, {rate:.3g}/s, ETA {eta / 60:.1f} min")
 

@@ -215,3 +215,17 @@ def test_parquet_without_pyarrow_names_the_extra(write_spec, tmp_path, monkeypat
     assert cli.main(["export", str(store), "--to", "parquet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "schedsweep[parquet]" in err
+
+
+def test_the_bar_counts_the_whole_sweep_pilot_included(write_spec, tmp_path, capsys, monkeypatch):
+    """6 cells x 50: the pilot times some cells with real replications, which the store keeps;
+    the bar still counts all 300 replications and all 6 cells, and a resume starts where it is."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # as on a terminal: the progress bar shows
+    spec = write_spec(SPEC.replace("replications = 4", "replications = 50") + "service_rate = [1.0, 2.0]\n")
+    store = tmp_path / "bar.zarr"
+    assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "pilot: timing" in err and "300/300" in err and "cells 6/6" in err
+    assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--set", "replications=60"]) == 0
+    err = capsys.readouterr().err
+    assert "360/360" in err and "cells 6/6" in err
