@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .spec import Spec, SpecError, load, plugin_modules, workload_of
+from .terminal import format_duration
 
 UNKNOWN = "unknown — schedsweep jobs --estimate runs a short pilot"
 CACHE_NAME = ".schedsweep-estimates.json"
@@ -57,17 +58,6 @@ class Entry:
 
 def cores() -> int:
     return os.cpu_count() or 1
-
-
-def format_duration(seconds: float) -> str:
-    """``42 s``, ``3.5 min``, ``2.1 h``, ``1.5 d``."""
-    if seconds < 90:
-        return f"{seconds:.2g} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.2g} min"
-    if seconds < 36 * 3600:
-        return f"{seconds / 3600:.2g} h"
-    return f"{seconds / 86400:.2g} d"
 
 
 def seconds_per_rep(store: Path, spec: Spec) -> tuple[np.ndarray | None, str]:

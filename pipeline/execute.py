@@ -24,6 +24,7 @@ from .console import say
 from .executors import open_executor
 from .spec import Spec, load, plugin_modules, workload_of
 from .tasks import pilot, run_isolated, warm as warm_worker
+from .terminal import format_duration
 
 DEFAULT_BATCH_SECONDS = 2.0
 PILOT_SECONDS = 0.3
@@ -287,7 +288,7 @@ class _Runner:
             jobs = [(cell, 0, self.spec.auto["min"]) for cell in picks]
         timeout = self.task_timeout or PILOT_TIMEOUT
         # The first call may compile numba kernels for minutes on a cold cache: say what runs.
-        say(f"pilot: timing {len(picks)} of {len(all_cells)} cells (time limit {timeout:g} s per part)")
+        say(f"pilot: timing {len(picks)} of {len(all_cells)} cells")
         def submit(cell: tuple[int, ...], start: int, stop: int) -> Any:
             return self.executor.submit(pilot, self.spec.workload, self.cells[cell], self.seeds(cell, start, stop),
                                         PILOT_SECONDS, timeout, key=f"pilot-{cell}-{start}")
@@ -326,8 +327,8 @@ class _Runner:
         target = min(self.batch_seconds, max(total / (TASKS_PER_WORKER * self.executor.n_workers), 1e-3))
         chunk = int(max(1, min(self.spec.replications, target // slowest)))
         reps = np.maximum(1, np.floor(target / (seconds * chunk))).astype(np.int64) * chunk
-        say(f"pilot: {slowest * 1e3:.3g} ms per replication in the slowest cell; "
-            f"{chunk} replications per chunk, tasks of about {target:.2g} s")
+        say(f"pilot: {format_duration(slowest)} per replication in the slowest cell; "
+            f"{chunk} replications per chunk, tasks of about {format_duration(target)}")
         self.seconds_per_rep = seconds
         return chunk, reps, results
 
@@ -491,11 +492,13 @@ class _Runner:
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         if self.plan:
             limits = sorted({round(self.timeout_for(b)) for b in self.plan})
-            how = ("task_timeout" if self.task_timeout else
-                   f"{TIMEOUT_FACTOR:g}x a task's pilot estimate, at least {MIN_TASK_TIMEOUT:g} s"
-                   if getattr(self, "seconds_per_rep", None) is not None else "no pilot estimate")
-            span = f"{limits[0]} s" if len(limits) == 1 else f"{limits[0]}-{limits[-1]} s"
-            say(f"task time limit {span} ({how}); a task past it is killed and its replications rerun alone")
+            how = ("the task timeout asked for" if self.task_timeout else
+                   f"{TIMEOUT_FACTOR:g} times its expected time, at least {format_duration(MIN_TASK_TIMEOUT)}"
+                   if getattr(self, "seconds_per_rep", None) is not None else "no pilot estimate yet")
+            span = format_duration(limits[0]) if len(limits) == 1 else \
+                f"{format_duration(limits[0])} to {format_duration(limits[-1])}"
+            say(f"time limit: a task still running after {span} ({how}) is stopped and its replications "
+                "are rerun one by one")
         self.submit_all(self.plan)
         # Whatever finished while the last group was being written is written as one group:
         # the busier the client, the larger its writes, so it keeps up with many workers.
@@ -651,7 +654,7 @@ class _LogProgress:
             self.last = now
             rate = (self.done - self.initial) / (now - self.t0)
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-            say(f"{self.name}: {self.done}/{self.total} replications, {rate:.3g}/s, ETA {eta / 60:.1f} min")
+            say(f"{self.name}: {self.done}/{self.total} replications, {rate:.3g}/s, ETA {format_duration(eta)}")
 
     def close(self) -> None:
         pass

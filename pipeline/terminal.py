@@ -52,3 +52,17 @@ def wrap(text: str, indent: int = 0, hanging: int | None = None, columns: int | 
     hanging = indent if hanging is None else hanging
     return textwrap.fill(" ".join(text.split()), width=columns, initial_indent=" " * indent,
                          subsequent_indent=" " * hanging, break_on_hyphens=False, break_long_words=True)
+
+
+def format_duration(seconds: float) -> str:
+    """A duration in the unit that fits, two significant digits (three from 100 on, never an
+    exponent): ``42 µs``, ``1.5 ms``, ``360 ms``, ``42 s``, ``3.5 min``, ``2.1 h``, ``1.5 d``."""
+    for unit, size, below in (("µs", 1e-6, 1e-3), ("ms", 1e-3, 1.0), ("s", 1, 90), ("min", 60, 90 * 60),
+                              ("h", 3600, 36 * 3600)):
+        if seconds < below:
+            return f"{_two_digits(seconds / size)} {unit}"
+    return f"{_two_digits(seconds / 86400)} d"
+
+
+def _two_digits(x: float) -> str:
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.2g}"

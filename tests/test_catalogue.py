@@ -115,6 +115,10 @@ def test_format_duration():
     assert catalogue.format_duration(600) == "10 min"
     assert catalogue.format_duration(7200) == "2 h"
     assert catalogue.format_duration(3 * 86400) == "3 d"
+    assert catalogue.format_duration(0.36) == "360 ms" and catalogue.format_duration(0.95) == "950 ms"
+    assert catalogue.format_duration(1.51) == "1.5 s" and catalogue.format_duration(4.2e-5) == "42 µs"
+    assert catalogue.format_duration(0.0015) == "1.5 ms" and catalogue.format_duration(1500 * 86400) == "1500 d"
+    assert all("e" not in catalogue.format_duration(10.0 ** k) for k in range(-7, 9))
 
 
 # The first author of each workload's source paper (shared/spec/<workload>.md, "Source:").

@@ -226,6 +226,11 @@ def test_the_bar_counts_the_whole_sweep_pilot_included(write_spec, tmp_path, cap
     assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0"]) == 0
     err = capsys.readouterr().err
     assert "pilot: timing" in err and "300/300" in err and "cells 6/6" in err
+    # one time limit, said once in words; durations in a unit that fits, never 1.5e+03 ms
+    assert err.count("time limit") == 1 and "time limit: a task still running after 15 min (20 times" in err
+    (pilot,) = [line for line in err.splitlines() if " per replication in the slowest cell" in line]
+    assert re.fullmatch(r"pilot: [\d.]+ (µs|ms|s) per replication in the slowest cell; \d+ replications per "
+                        r"chunk, tasks of about [\d.]+ (µs|ms|s)", pilot.strip()), pilot
     assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--set", "replications=60"]) == 0
     err = capsys.readouterr().err
     assert "360/360" in err and "cells 6/6" in err
