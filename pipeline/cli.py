@@ -622,7 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="a metric's mean with CI against a dimension (PNG/SVG)")
     plot.add_argument("store")
     plot.add_argument("--metric", required=True)
-    plot.add_argument("--x", required=True, help="dimension on the x axis")
+    plot.add_argument("--x", help="dimension on the x axis (default: the only dimension not taken by --sel, "
+                                  "--hue or --paired)")
     plot.add_argument("--hue", help="dimension drawn as one line per value")
     plot.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     plot.add_argument("--paired", help="DIM=BASELINE: plot paired differences against the baseline")

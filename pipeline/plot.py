@@ -216,18 +216,31 @@ def to_bytes(fig: Figure, fmt: str = "png") -> bytes:
     return buf.getvalue()
 
 
+def only_dimension(ds: xr.Dataset, hue: str | None, sel: Iterable[str], paired: str | None) -> str:
+    """The x axis when none is given: the store's only free dimension, else a one-line refusal."""
+    taken = {hue, *(item.split("=", 1)[0] for item in sel), (paired or "").split("=", 1)[0]}
+    free = [d for d in ds.attrs.get("dims", []) if d not in taken]
+    if len(free) != 1:
+        given = f"free dimensions: {', '.join(free)}" if free else "the store has no free dimension"
+        raise QueryError(f"--x DIM is needed ({given})")
+    return free[0]
+
+
 def default_output(store: str | Path, metric: str, x: str) -> Path:
     """``results/foo.zarr`` → ``results/foo-METRIC-X.png`` (beside the store)."""
     store = Path(store)
     return store.with_name(f"{store.stem}-{metric}-{x}.png")
 
 
-def plot_store(store: str | Path, metric: str, x: str, hue: str | None = None, sel: Iterable[str] = (),
-               paired: str | None = None, level: float = 0.95, output: str | Path | None = None) -> Path:
-    """``schedsweep plot``: draw and save; a note on stderr for each dimension fixed by default."""
+def plot_store(store: str | Path, metric: str, x: str | None = None, hue: str | None = None,
+               sel: Iterable[str] = (), paired: str | None = None, level: float = 0.95,
+               output: str | Path | None = None) -> Path:
+    """``schedsweep plot``: draw and save; a note on stderr for each dimension fixed by default.
+    Without ``x``, the one dimension not taken by ``--sel``, ``--hue`` or ``--paired``."""
     from .integrity import open_store
 
     ds = open_store(store)
+    x = x or only_dimension(ds, hue, sel, paired)
     fig, fixed = figure(ds, metric, x, hue, sel, paired, level)
     if fixed:
         print("schedsweep: note: fixed " + ", ".join(f"{k}={v}" for k, v in fixed.items())

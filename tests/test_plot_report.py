@@ -353,6 +353,22 @@ def test_plot_errors_name_the_problem(tmp_path, capsys):
     assert cli.main(["plot", str(store), "--metric", "mean_wait", "--x", "customers", "-o", pdf]) == 2
     assert ".png or .svg" in capsys.readouterr().err
     assert cli.main(["plot", str(store), "--metric", "mean_wait", "--x", "customers", "--hue", "customers"]) == 2
+    capsys.readouterr()
+    assert cli.main(["plot", str(store), "--metric", "mean_wait"]) == 2  # two dimensions: which is x?
+    assert "--x DIM is needed (free dimensions: customers, arrival_rate)" in capsys.readouterr().err
+
+
+def test_plot_takes_the_only_free_dimension(tmp_path, capsys):
+    store = _mm1_store(tmp_path)
+    ds = pipeline.open_store(store)
+    out = tmp_path / "only.svg"
+    # --hue (or --sel) takes one of the two dimensions: the other is the x axis
+    assert cli.main(["plot", str(store), "--metric", "mean_wait", "--hue", "arrival_rate", "-o", str(out)]) == 0
+    assert plot.only_dimension(ds, "arrival_rate", (), None) == "customers"
+    assert plot.only_dimension(ds, None, ["customers=300"], None) == "arrival_rate"
+    assert plot.only_dimension(ds, None, (), "customers=300") == "arrival_rate"
+    fig, _ = plot.figure(ds, "mean_wait", "customers", hue="arrival_rate")
+    assert out.read_text().count("<path") >= 1 and fig.axes[0].get_xlabel() in out.read_text()
 
 
 def test_log_axis_rule():
