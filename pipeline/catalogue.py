@@ -297,6 +297,9 @@ def render(items: list[Entry], long: bool = False) -> str:
     invalid = sum(e.spec is None for e in items)
     known = [e.seconds for e in items if e.seconds is not None]
     total = f"; {len(known)} with an estimate, ~{format_duration(sum(known))} in all" if known else ""
+    unknown = sum(e.spec is not None and e.seconds is None for e in items)
+    if unknown and not long:
+        total += f"; {unknown} without: schedsweep jobs --estimate runs a short pilot"
     lines.append(f"{len(items)} specs, {invalid} invalid{total}" + ("" if long else "; -v for descriptions"))
     return "\n".join(lines) + "\n"
 

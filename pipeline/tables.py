@@ -157,10 +157,16 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None, columns
     if fmt not in FORMATS:
         raise QueryError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
     long = long_frame(result)
-    if fmt == "csv":
-        return long.to_csv(index=False)
-    if fmt == "json":
+    units = {name: _unit(result, da) for name, da in result.data_vars.items()}
+    if fmt in ("csv", "json"):  # the unit as a column; counts as integers (n is never 1000.0)
+        long.insert(1, "unit", long["metric"].map(units))
+        for column in ("n", "n_pairs"):
+            if column in long and _whole(long[column]):
+                long[column] = long[column].astype("Int64")
+        if fmt == "csv":
+            return long.to_csv(index=False)
         return json.dumps(json.loads(long.to_json(orient="records")), indent=1)
+    long["metric"] = [f"{m} [{units[m]}]" if units[m] else m for m in long["metric"]]
     # [n=K] in the text table; markdown stays cell for cell what the HTML report shows (which
     # has its own n column), csv and json carry n as a column
     expected = result.attrs.get("replications") if fmt == "text" else None
@@ -173,6 +179,18 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None, columns
         return "\n\n".join(_markdown(t) for t in tables)
     header = _header(result, expected, "[n=" in "".join(t.to_string() for t in tables))
     return header + "\n" + "\n\n".join(t.to_string(index=False) for t in tables)
+
+
+def _unit(result: xr.Dataset, da: xr.DataArray) -> str:
+    """The unit a table states for a metric: the store's (shortened), or 'ratio' for ratios of means."""
+    from .conventions import display_unit
+
+    return "ratio" if "ratio" in result.attrs else display_unit(da.attrs)
+
+
+def _whole(column: pd.Series) -> bool:
+    values = column.dropna().to_numpy(dtype=float)
+    return bool(np.all(values == np.round(values)))
 
 
 def _header(result: xr.Dataset, expected: int | None, short_cells: bool) -> str:

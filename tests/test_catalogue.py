@@ -61,7 +61,8 @@ def test_lists_every_spec_with_its_facts_and_errors(jobs, tmp_path, capsys):
     assert short[0].startswith("bad_param.toml  INVALID: ") and "customers = -1" in short[0]
     assert short[1].startswith("bad_toml.toml   INVALID: ") and "not valid TOML" in short[1]
     assert short[2].split() == ["good.toml", "mm1", "6", "cells", "×", "6", "time", "unknown"]
-    assert short[-1] == "3 specs, 2 invalid; -v for descriptions"
+    assert short[-1] == "3 specs, 2 invalid; 1 without: schedsweep jobs --estimate runs a short pilot; " \
+                        "-v for descriptions"
     assert cli.main(["jobs", "-v", "--dir", str(jobs), "--results", str(tmp_path / "results")]) == 0
     out = capsys.readouterr().out
     assert "M/M/1 against load (Kleinrock, Table 3.1)" in out

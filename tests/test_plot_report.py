@@ -163,7 +163,8 @@ def table_csv(capsys, store: Path, *extra: str) -> dict[tuple, dict[str, float]]
     stat_names = set(getattr(pipeline.stats, "PAIRED_STATS", pipeline.stats.STATS))
     out = {}
     for row in rows:
-        keys = tuple(sorted((k, v) for k, v in row.items() if k not in stat_names and k != "metric" and v != ""))
+        keys = tuple(sorted((k, v) for k, v in row.items()
+                            if k not in stat_names and k not in ("metric", "unit") and v != ""))
         out[(row["metric"],) + keys] = {k: _number(v) for k, v in row.items() if k in stat_names}
     return out
 
@@ -175,7 +176,7 @@ def table_markdown(capsys, store: Path, metrics: list[str], *extra: str) -> dict
     """
     argv = [a for m in metrics for a in ("--metric", m)]
     lines = run_cli(capsys, "table", store, *argv, "--format", "markdown", *extra).splitlines()
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    header = [re.sub(r" \[[^]]*\]$", "", c.strip()) for c in lines[0].strip("|").split("|")]  # metric [unit]
     out = {}
     for line in lines[2:]:
         row = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))

@@ -34,3 +34,27 @@ def test_single_cell_store_table():
     out = tables.render(tables.compute(ds), "csv")
     assert f"{float(ds['w'].mean()):.6f}"[:6] in out
     assert "w" in tables.render(tables.compute(ds), "text")
+
+
+def test_units_are_shown_and_counts_are_integers():
+    import csv
+    import io
+    import json
+
+    ds = _ds()
+    ds["w"].attrs["units"] = "s"
+    ds["w_class"].attrs["units"] = "model_time_unit"
+    text = tables.render(tables.compute(ds), "text")
+    assert "w [s]" in text and "w_class [time]" in text
+    md = tables.render(tables.compute(ds), "markdown")
+    assert "| policy | w [s] |" in md
+    rows = list(csv.DictReader(io.StringIO(tables.render(tables.compute(ds), "csv"))))
+    assert {(r["metric"], r["unit"]) for r in rows} == {("w", "s"), ("w_class", "time")}
+    assert {r["n"] for r in rows} == {"10"}  # an integer count, not 10.0
+    records = json.loads(tables.render(tables.compute(ds), "json"))
+    assert all(isinstance(r["n"], int) and r["unit"] in ("s", "time") for r in records)
+    # a ratio of means has no unit of its own; a paired difference keeps the metric's
+    ratio = tables.render(tables.compute(ds, ["w"], ratio="policy=a"), "csv")
+    assert {r["unit"] for r in csv.DictReader(io.StringIO(ratio))} == {"ratio"}
+    paired = tables.render(tables.compute(ds, ["w"], paired="policy=a"), "text")
+    assert "w [s]" in paired

@@ -137,7 +137,10 @@ def test_jobs_estimate_pilots_once_and_caches(tmp_path, capsys, monkeypatch):
     (jobs / "a.toml").write_text(SPEC)
     (jobs / "b.toml").write_text(SPEC.replace("replications = 4", "replications = 1000").replace('"t"', '"b"'))
     _jobs(jobs, results)
-    assert capsys.readouterr().out.count(catalogue.UNKNOWN) == 2   # plain jobs runs nothing
+    short = capsys.readouterr().out   # plain jobs runs nothing
+    assert short.count("time unknown") == 2 and "2 without: schedsweep jobs --estimate runs a short pilot" in short
+    _jobs(jobs, results, "-v")
+    assert capsys.readouterr().out.count(catalogue.UNKNOWN) == 2
 
     _jobs(jobs, results, "--estimate", "--pilot-seconds", "0.05")
     captured = capsys.readouterr()
