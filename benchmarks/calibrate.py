@@ -21,7 +21,7 @@ counts as 15%, one of 0.5 as 2000%).
         --set params.shared_alternatives=true --vary params.job_slots_max=5,8 \\
         --absolute failure=0.025 --replications 100 --workers 1
 
-Only values in ``shared/spec/published.md`` §2 (the spec's ``[reference]``) are used: the
+Only the values listed in ``docs/reproduction.md`` (the specs' ``[reference]``) are used: the
 rest of the published results are kept for an independent check, so a calibration never
 sees them. Stores go to a temporary folder unless ``--keep DIR``.
 """

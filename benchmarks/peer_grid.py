@@ -1,4 +1,4 @@
-"""``benchmarks.peer_grid``: the SimPy desktop grid of ``../shared/peers/desktop_grid_simpy.py``
+"""``benchmarks.peer_grid``: the SimPy desktop grid of the peer ``desktop_grid_simpy.py`` (outside this repository)
 as a workload of one's own, the way a researcher would wrap an existing simulator.
 
 One replication = one run of the peer's ``Grid`` (per-group machines 5, failures f = 0.002,

@@ -1,7 +1,7 @@
 """Published reference points: what a spec reproduces, held against our results.
 
 A spec names what it reproduces (``reproduces = "TY Fig. 1 a,b"``) and carries the
-published values that apply to it (``shared/spec/published.md`` §2)::
+published values that apply to it (``docs/reproduction.md``)::
 
     [[reference.value]]                 # a published number
     metric = "runtime"                  # one of the workload's metrics

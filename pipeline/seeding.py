@@ -1,4 +1,4 @@
-"""Seeds with common random numbers (shared/spec/pipeline.md §3).
+"""Seeds with common random numbers (docs/contracts.md, "Seeds and common random numbers").
 
 Replication ``r`` gets ``SeedSequence(root, spawn_key=(r,))``; a dimension named in
 ``independent`` adds its index to the spawn key, so its cells get their own streams.

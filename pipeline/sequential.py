@@ -1,4 +1,4 @@
-"""Sequential replication control: how many replications a cell needs (pipeline.md §6).
+"""Sequential replication control: how many replications a cell needs (docs/contracts.md, "Statistics").
 
 The confidence-interval method with look-ahead of Hoad, Robinson & Davies (J. Oper. Res.
 Soc. 61, 2010): after n replications, the relative precision is the CI half-width over

@@ -444,7 +444,7 @@ AUTO_KEYS = ("precision", "precision_metric", "max_replications", "min_replicati
 
 
 def _auto(doc: dict, where: str, module: ModuleType) -> dict[str, Any] | None:
-    """The settings of ``replications = "auto"`` (pipeline.md §6), checked; None otherwise."""
+    """The settings of ``replications = "auto"`` (docs/contracts.md, "Statistics"), checked; None otherwise."""
     if doc.get("replications") != "auto":
         given = [k for k in AUTO_KEYS if k in doc]
         if given:

@@ -1,4 +1,4 @@
-"""Statistics over replications (shared/spec/pipeline.md §6).
+"""Statistics over replications (docs/contracts.md, "Statistics").
 
 Every function reduces the ``replication`` dimension and returns a Dataset with one
 variable per metric and a ``stat`` dimension:

@@ -1,4 +1,4 @@
-"""The resumable zarr result store (shared/spec/pipeline.md §5).
+"""The resumable zarr result store (docs/contracts.md, "The result store").
 
 Built once from the spec and the workload's declarations; afterwards only the client
 writes, batch by batch, with the zarr API (one open group, no xarray per write). A batch

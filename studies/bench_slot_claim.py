@@ -10,14 +10,14 @@ MinProcTime (from the workload's own search). The claim is judged on means, as
 
 Rules (cross-step selection; the per-step greedy is the spec's unless ``--y-tie lower``):
 
-* ``spec``        the first step reaching the best value (strict improvement, slots.md);
+* ``spec``        the first step reaching the best value (strict improvement, docs/models/slot_selection.md);
 * ``later``       the last step reaching it (ties to the later window);
 * ``lower_cost``  among the steps reaching it, the cheapest window;
 * ``higher_cost`` among the steps reaching it, the costliest window;
 * ``per_start``   one step per distinct start time (after all slots with that start are
   added) instead of one per slot, then ``spec``.
 
-Only ``spec`` follows slots.md; the others are shown to measure how much each rule moves
+Only ``spec`` follows docs/models/slot_selection.md; the others are shown to measure how much each rule moves
 the costs. Under ``spec`` the recorded per-step windows reproduce ``aep_search``'s
 min_runtime and min_finish windows exactly (checked for every environment).
 

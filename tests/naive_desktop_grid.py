@@ -4,7 +4,7 @@ It takes the same precomputed inputs as the kernel (availability changes, LP eli
 per key, the policy's CPU estimates) and the random generators in the same state, draws
 in the same order (first inter-arrival; per arrival: class uniform, work, next
 inter-arrival; per interrupted task: a fresh work), and applies the rules of
-``shared/spec/desktop_grid.md`` written out directly. Constant CPU availability only.
+``docs/models/desktop_grid.md`` written out directly. Constant CPU availability only.
 """
 from __future__ import annotations
 

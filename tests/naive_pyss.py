@@ -1,4 +1,4 @@
-"""Plain, obvious reference of pyss's cluster semantics (``shared/spec/cluster.md``, last section).
+"""Plain, obvious reference of pyss's cluster semantics (``docs/models/cluster.md``, last section).
 
 Readable, not fast: every capacity question is answered by scanning a list of
 ``(start, end, procs)`` intervals. The machine is ``m`` interchangeable processors.

@@ -122,7 +122,7 @@ def test_format_duration():
     assert all("e" not in catalogue.format_duration(10.0 ** k) for k in range(-7, 9))
 
 
-# The first author of each workload's source paper (shared/spec/<workload>.md, "Source:").
+# The first author of each workload's source paper (docs/models/<workload>.md, "Source:").
 SOURCE_AUTHOR = {"slot_selection": "Toporkov", "cyclic": "Toporkov", "cluster": "Polezhaev", "ga": "Shapovalov",
                  "desktop_grid": "Al-Azzoni", "mm1": "Kleinrock"}
 JOB_FILES = sorted(p for p in (REPO / "jobs").glob("*.toml") if p.name != "quickstart.toml")
@@ -130,9 +130,8 @@ JOB_FILES = sorted(p for p in (REPO / "jobs").glob("*.toml") if p.name != "quick
 
 @pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])
 def test_every_job_names_its_source(path):
-    """As far as our spec pages allow, each spec's description names its
-    source paper and the spec page whose experiment it reproduces. (The papers' figure and
-    table numbers are not in shared/spec.)"""
+    """Each spec's description names its source paper and the model page whose experiment
+    it reproduces (the paper's figure or table is its ``reproduces``, docs/reproduction.md)."""
     doc = tomllib.loads(path.read_text())
     description = doc.get("description", "")
     workload = doc["workload"].removeprefix("schedsweep.workloads.").split(".")[0]  # workloads.cluster.x → cluster

@@ -1,4 +1,4 @@
-"""The DP combination choice against brute force over all combinations (``cyclic.md``, CSS step 2)."""
+"""The DP combination choice against brute force over all combinations (``docs/models/cyclic.md``, CSS step 2)."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
 """Shared alternatives: alternatives of different jobs may share slots and the
-combination step keeps only conflict-free combinations (``cyclic.md`` CSS steps 1-2)."""
+combination step keeps only conflict-free combinations (``docs/models/cyclic.md`` CSS steps 1-2)."""
 from __future__ import annotations
 
 import itertools

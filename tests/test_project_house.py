@@ -145,7 +145,7 @@ def test_no_machine_paths_in_the_tree():
             continue
         found += [f"{name}:{k}: {m.group(0)}" for k, line in enumerate(text.splitlines(), 1)
                   for m in MACHINE_PATH.finditer(line)]
-    assert not found, "absolute paths of a machine (find ../shared relative to the repository instead):\n" \
+    assert not found, "absolute paths of a machine (find files relative to the repository instead):\n" \
         + "\n".join(found)
 
 
@@ -176,7 +176,7 @@ def test_work_log_pattern():
 
 def test_machine_path_pattern():
     # written in two pieces, so that this file does not hold what it looks for
-    assert MACHINE_PATH.search("PEER = Path('/wo" "rk/shared/peers/x.py')")
+    assert MACHINE_PATH.search("PEER = Path('/wo" "rk/data/peers/x.py')")
     assert MACHINE_PATH.search(". /ho" "me/ana/venv/bin/activate")
     assert not MACHINE_PATH.search("--store /tmp/sp.zarr") and not MACHINE_PATH.search("~/work/x")
     assert not MACHINE_PATH.search("https://example.org/work/x")

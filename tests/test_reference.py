@@ -33,7 +33,7 @@ arrival_rate = [0.3, 0.6]
 @pytest.mark.parametrize("path", JOBS, ids=lambda p: p.stem)
 def test_every_spec_names_what_it_reproduces_and_its_references_load(path):
     doc = tomllib.loads(path.read_text())
-    assert doc.get("reproduces"), f"{path.name}: no `reproduces` (published.md §1)"
+    assert doc.get("reproduces"), f"{path.name}: no `reproduces` (docs/reproduction.md)"
     loaded = spec_mod.load(path)  # validates metrics and coordinates of every reference
     ref = reference.from_spec_text(loaded.text)
     for v in ref.values:

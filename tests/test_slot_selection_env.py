@@ -1,4 +1,4 @@
-"""The environment generator: distributions, slot structure and calibration (spec slots.md)."""
+"""The environment generator: distributions, slot structure and calibration (docs/models/slot_selection.md)."""
 from __future__ import annotations
 
 import numpy as np

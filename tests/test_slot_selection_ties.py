@@ -1,4 +1,4 @@
-"""How min_runtime and min_finish differ, and the tie rules they share (slots.md, "AEP scan").
+"""How min_runtime and min_finish differ, and the tie rules they share (docs/models/slot_selection.md, "AEP scan").
 
 Why do MinRuntime and MinFinish cost the same on the TY experiment? These tests
 pin down the spec's semantics the answer rests on (benchmarks/calibration.md, slot selection):

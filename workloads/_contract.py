@@ -1,4 +1,4 @@
-"""The contract between a workload and the pipeline (see shared/spec/pipeline.md §1).
+"""The contract between a workload and the pipeline (see docs/contracts.md).
 
 A workload module declares, once:
 

@@ -1,6 +1,6 @@
 """The non-dedicated computing environment of the slot-selection and cyclic workloads.
 
-Spec: ``shared/spec/slots.md`` ("Environment"). One replication = one freshly generated
+Model: ``docs/models/slot_selection.md`` ("The environment"). One replication = one freshly generated
 environment: ``nodes`` CPU nodes with a performance and a price per time unit, each with
 local (owner's, higher-priority) tasks on the scheduling interval ``[0, interval]``; the
 free gaps between them are the *slots* ``(node, start, end)`` a VO job can use.

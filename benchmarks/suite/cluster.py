@@ -1,4 +1,4 @@
-"""Cluster kernels against the plain-Python peer (``../shared/peers/easy_backfill_python.py``).
+"""Cluster kernels against the plain-Python peer (pure-Python EASY and conservative backfilling, outside this repository).
 
 Targets: EASY >= 4M jobs/s (KTH-SP2), 2M (CTC-SP2); conservative >= 500k (KTH), 100k (CTC);
 the measured ratios against the peer: EASY KTH 26x, CTC 43x; conservative KTH 25x, CTC 35x.

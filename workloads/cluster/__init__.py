@@ -1,6 +1,6 @@
 """``cluster``: batch scheduling of rigid parallel jobs on a cluster, with or without its network.
 
-Spec: ``shared/spec/cluster.md`` and ``shared/spec/lublin_feitelson.md``. A replication
+Model: ``docs/models/cluster.md`` and ``docs/models/lublin_feitelson.md``. A replication
 generates (or reads) one job flow, simulates it event by event (``simulator.py``) with
 one queue policy (``queue_policies.py``) and one allocation policy (``allocation.py``),
 and reports the metrics of ``metrics.py``.
@@ -15,7 +15,7 @@ the network on) in a Python job-level scheduler with every queue policy
 this package for the job flows). Network metrics are NaN when the network is off (no
 reason code: a non-zero reason would mark every part-1 replication "no result").
 
-``semantics = 'pyss'`` (default 'textbook') follows pyss (cluster.md, last section) in
+``semantics = 'pyss'`` (default 'textbook') follows pyss (docs/models/cluster.md, last section) in
 a separate kernel, ``pyss_kernel.py``, imported and compiled only when asked: events one
 at a time (Submission < Termination < Start), a pass after each, estimated ends free
 from then on, conservative compressed in one pass after terminations, pyss's trace

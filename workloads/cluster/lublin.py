@@ -1,7 +1,7 @@
 """The Lublin–Feitelson model of rigid parallel jobs (JPDC 63(11), 2003).
 
 Parameter values and procedure are those of the authors' reference program
-``m_lublin99.c`` as summarised in ``shared/spec/lublin_feitelson.md``. All gamma
+``m_lublin99.c`` as summarised in ``docs/models/lublin_feitelson.md``. All gamma
 distributions are shape–scale (mean = shape × scale). Times are in seconds.
 
 Every function takes a ``np.random.Generator`` and draws vectorised, so a flow of ``n``

@@ -1,4 +1,4 @@
-"""Per-replication metrics of a simulated schedule (``shared/spec/cluster.md`` "Metrics").
+"""Per-replication metrics of a simulated schedule (``docs/models/cluster.md`` "Metrics").
 
 Time-averaged quantities come from the kernel's integrals: node utilisations are
 averaged over the time the queue is non-empty (delta mask), the cluster performance

@@ -45,7 +45,7 @@ PARAMS = (
           choices=CL_MASKS),
     Param("bsld_threshold", "float", 10.0, "bounded-slowdown threshold tau (s)", low=0.0),
     Param("semantics", "str", "textbook", "event and reservation semantics: 'textbook' (all events of a time, "
-          "then one pass) or 'pyss' (pyss's rules and trace conversion, cluster.md last section; separate kernel)",
+          "then one pass) or 'pyss' (pyss's rules and trace conversion, docs/models/cluster.md last section; separate kernel)",
           choices=("textbook", "pyss")),
     Param("kill_at_estimate", "bool", False, "traces: estimate = requested time (field 9, when > 0), so a job "
           "that ran longer is killed at start + requested time (walltime enforcement; counted in killed_jobs)"),

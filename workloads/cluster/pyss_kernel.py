@@ -1,4 +1,4 @@
-"""pyss-compatible scheduling (``shared/spec/cluster.md``, "Literature-compatible semantics").
+"""pyss-compatible scheduling (``docs/models/cluster.md``, "Literature-compatible semantics").
 
 A separate kernel, compiled only by specs with ``semantics = "pyss"``: the default
 kernel (``simulator.py``) is untouched. The machine is a pool of ``total`` interchangeable

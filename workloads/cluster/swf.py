@@ -1,6 +1,6 @@
 """Standard Workload Format (Parallel Workloads Archive) traces: read and write.
 
-Field semantics (``shared/spec/cluster.md``, PWA definitions, 1-based field numbers):
+Field semantics (``docs/models/cluster.md``, PWA definitions, 1-based field numbers):
 processors = allocated (5), or requested (8) when field 5 <= 0; run time = field 4;
 estimate = max(requested time (9), run time, 1 s), so no trace job is ever killed.
 Jobs with run time < 0 or no processor count are dropped (``dropped_invalid``), jobs

@@ -48,7 +48,7 @@ Tori (meshes with wrap-around; shapes are boxes of nodes, coordinates mod the si
   position shifted by 0 or 1/2 in every dimension, so centres between processors count),
   the ``m`` idle nodes nearest in L1 ring distance, ties by id; the set with the least
   sum of pairwise hop distances wins (ties: first centre);
-- NEP is dropped from the method list (shared/spec/published.md §3): P10 names it
+- NEP is dropped from the method list (docs/models/cluster.md): P10 names it
   among the torus methods without a definition or a reference that defines it, and a
   search of the literature found none.
 

@@ -1,6 +1,6 @@
 """``cyclic``: cyclic batch scheduling in a virtual organisation (CSS, FRSM, CSS-S, BF, CSS+BF).
 
-Spec: ``shared/spec/cyclic.md`` (environment and AEP from ``slots.md``). One replication =
+Model: ``docs/models/cyclic.md`` (environment and AEP from ``docs/models/slot_selection.md``). One replication =
 one scheduling cycle: a fresh environment (:mod:`workloads.environment`) and a batch of
 ``jobs`` jobs (:mod:`.batch`), scheduled by ``method``:
 
@@ -36,7 +36,7 @@ crowding its front. At s = 2 the Tables 1 + 2 distance is 16.1% against 17.2% an
 (published 23%), so the default stays 1 (calibration.md, "T14 under the calibrated defaults").
 
 Calibrated defaults (``benchmarks/calibration.md``): chosen against
-T14 Tables 1 and 2 (``shared/spec/published.md`` section 2). Defaults before -> now:
+T14 Tables 1 and 2 (``docs/reproduction.md``). Defaults before -> now:
 ``shared_alternatives`` False -> True (with ``shared_retry``), ``max_alternatives`` 10 -> 13,
 ``n_i`` on 1..5 -> 2..8, ``T_i`` on [50, 150] -> [60, 160], ``m_i`` on [-0.2, 0.6] -> [0.2, 0.6],
 ``price_exponent`` 1.0 -> 1.1 (the slot-selection calibration's value). The disjoint model stays
@@ -103,11 +103,11 @@ CALIBRATION_COMMAND = ("python benchmarks/calibrate.py jobs/cyclic-frsm-vs-css.t
                        "--absolute failure=0.025 --replications 200 --workers 1")
 
 PARAMS = (
-    # environment (slots.md); default 24 nodes as in the source's cyclic experiments
+    # environment (docs/models/slot_selection.md); default 24 nodes as in the source's cyclic experiments
     Param("nodes", "int", 24, "number of CPU nodes", low=1, high=100_000),
     Param("interval", "float", 600.0, "length of the scheduling interval [0, interval] (time)", low=1e-9),
     *[p for p in ENVIRONMENT_PARAMS if p.name != "price_exponent"],
-    Param("price_exponent", "float", 1.1, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (slots.md); "
+    Param("price_exponent", "float", 1.1, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (docs/models/slot_selection.md); "
           + _CAL.format(before=1.0) + " (slot selection's TY calibration also gives 1.1)", low=0.0, high=10.0),
     # batch (our rule for the distributions)
     Param("jobs", "int", 20, "N, jobs in the batch of a cycle", low=1, high=10_000),

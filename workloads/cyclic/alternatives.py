@@ -1,4 +1,4 @@
-"""The alternatives search of the cyclic scheme (``cyclic.md``, "CSS" step 1, and FRSM (a)).
+"""The alternatives search of the cyclic scheme (``docs/models/cyclic.md``, "CSS" step 1, and FRSM (a)).
 
 Rounds in priority order: each job still searching gets one window by its AEP criterion
 (first fit, ``amp``, for CSS; the user's criterion for FRSM) and the window is cut out of

@@ -1,4 +1,4 @@
-"""Backfilling executed against the local load (``cyclic.md``, "Backfilling" and "CSS+BF").
+"""Backfilling executed against the local load (``docs/models/cyclic.md``, "Backfilling" and "CSS+BF").
 
 Jobs wait in priority order; local (owner) tasks are fixed; the slots of the environment
 are each node's free time. *Committed* jobs (started, or fixed in advance by the cyclic

@@ -1,4 +1,4 @@
-"""The batch of one scheduling cycle (``shared/spec/cyclic.md``, "Jobs of a batch").
+"""The batch of one scheduling cycle (``docs/models/cyclic.md``, "The jobs of a batch").
 
 Every job draws, in every method, its size, runtime and price margin (batch stream), its
 user's criterion (criteria stream) and its actual-runtime factor (runtime stream), so that

@@ -1,4 +1,4 @@
-"""One scheduling cycle: environment, batch, and the chosen method (``cyclic.md``).
+"""One scheduling cycle: environment, batch, and the chosen method (``docs/models/cyclic.md``).
 
 Random streams of a replication, in this order: environment; batch (``n_i``, ``T_i``,
 ``m_i``); user criteria; runtime factors ``rho_i``. All four are spawned and every job's

@@ -1,4 +1,4 @@
-"""The combination choice of the cyclic scheme by dynamic programming (``cyclic.md``, CSS step 2).
+"""The combination choice of the cyclic scheme by dynamic programming (``docs/models/cyclic.md``, CSS step 2).
 
 Backward run over the jobs i = N ... 1 with ``Phi_{N+1} = 0``:
 ``Phi_i(g) = extr over s in S^i with g(s) <= g of [v(s) + Phi_{i+1}(g - g(s))]``,

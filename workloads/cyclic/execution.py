@@ -1,4 +1,4 @@
-"""Plans against reality (``cyclic.md``, "Plan against reality"): per-job quantities.
+"""Plans against reality (``docs/models/cyclic.md``, "Plan against reality"): per-job quantities.
 
 A window (start, nodes) of job i reserves ``len_k = T_i p_ref / p_k`` on each node; the job
 actually occupies ``rho_i * len_k`` there. CSS/FRSM keep their planned starts, backfilling

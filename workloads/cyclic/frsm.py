@@ -1,4 +1,4 @@
-"""The cyclic scheme: CSS, and FRSM with ``k`` sub-batches (``cyclic.md``, "CSS" and "FRSM").
+"""The cyclic scheme: CSS, and FRSM with ``k`` sub-batches (``docs/models/cyclic.md``, "CSS" and "FRSM").
 
 CSS = one batch, first-fit alternatives, DP. FRSM = the batch split into ``k`` sub-batches
 in priority order (sub-batch b takes positions ``floor(b J / k) ... floor((b+1) J / k) - 1``),

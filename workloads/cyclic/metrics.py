@@ -1,4 +1,4 @@
-"""Per-replication metrics of a cycle (``cyclic.md``, "Metrics"): means over the jobs scheduled."""
+"""Per-replication metrics of a cycle (``docs/models/cyclic.md``, "Metrics"): means over the jobs scheduled."""
 from __future__ import annotations
 
 import numpy as np

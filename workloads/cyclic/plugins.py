@@ -14,7 +14,7 @@ finish), ``cost`` the window cost ``sum c_k len_k``, ``start``, ``runtime``, ``p
 the window's, ``budget`` the budget S_i of the alternative's job.
 
 The combination step then *minimises* ``sum v`` over one alternative per job (the DP of
-``cyclic.md``, CSS step 2) subject to ``sum g <= g*``, where ``g`` is the quantity named by
+``docs/models/cyclic.md``, CSS step 2) subject to ``sum g <= g*``, where ``g`` is the quantity named by
 the parameter ``vo_limit``: ``cost`` (B*, as ``min_time``) or ``time`` (T*, as ``min_cost``,
 ``max_income``, ``min_idle``). Every built-in strategy is such a criterion: ``min_time`` is
 ``v = time[a]`` with ``vo_limit = cost``, ``max_income`` is ``v = -cost[a]`` with ``vo_limit =

@@ -1,7 +1,7 @@
 """The sequential combination rule with shared alternatives (``combination = "sequential"``).
 
 *(our rule, defined as "a chosen alternative removes the slots it
-uses from the others")*: with shared alternatives the combination step (``cyclic.md`` CSS step 2)
+uses from the others")*: with shared alternatives the combination step (``docs/models/cyclic.md`` CSS step 2)
 is no longer separable by jobs. Instead of a search over conflict-free combinations
 (:func:`.dp.choose`, ``combination = "search"``), the jobs take their alternatives one by one in
 priority order, each by the spec's backward DP over the jobs still to place:

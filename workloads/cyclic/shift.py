@@ -1,4 +1,4 @@
-"""CSS-S: the shift heuristic (``cyclic.md``, "CSS-S").
+"""CSS-S: the shift heuristic (``docs/models/cyclic.md``, "CSS-S").
 
 After the combination is chosen the unchosen alternatives are released. The chosen
 windows, by increasing start (ties: priority order), each move to the earliest ``t >= 0``,

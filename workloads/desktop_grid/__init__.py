@@ -1,7 +1,7 @@
 """``desktop_grid``: pull dispatch of bag-of-tasks work on a volatile, heterogeneous
 desktop grid (Al-Azzoni & Down, JPDC 2010): FCFS, PST, Gcµ, LPAS_DG and its robust variant.
 
-Spec: ``shared/spec/desktop_grid.md`` and ``shared/spec/desktop_grid_systems.md``.
+Model: ``docs/models/desktop_grid.md`` (its test systems included).
 
 Random streams of a replication (children of ``SeedSequence(seed)``, in this order):
 0 arrivals (inter-arrival times and classes), 1 work (its two children: 0 the work ``w``
@@ -56,7 +56,7 @@ N_CLASSES_MAX = 8
 CLASS_LABELS = tuple(str(i) for i in range(N_CLASSES_MAX))
 
 PARAMS = (
-    Param("system", "str", "A", "test system (desktop_grid_systems.md); 'generated' = CVB with "
+    Param("system", "str", "A", "test system (docs/models/desktop_grid.md); 'generated' = CVB with "
           "heterogeneity/groups/per_group/alpha, 'custom' = rates_file + alpha", choices=SYSTEMS),
     Param("case", "str", "", "shorthand that sets arrivals, failures and cpu: "
           "'[alpha1:|alpha2:](none|RATE/MEAN|weibull/DOWN)[+partial|+markov]', e.g. "

@@ -1,4 +1,4 @@
-"""The LPAS_DG allocation LP (``shared/spec/desktop_grid.md``, policy ``lpas_dg``).
+"""The LPAS_DG allocation LP (``docs/models/desktop_grid.md``, policy ``lpas_dg``).
 
     maximise lambda
     s.t.  sum_j delta[i, j] * mu[i, j] >= lambda * alpha[i]   for every class i

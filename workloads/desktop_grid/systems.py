@@ -1,4 +1,4 @@
-"""Test systems of the desktop-grid workload (``shared/spec/desktop_grid_systems.md``).
+"""Test systems of the desktop-grid workload (``docs/models/desktop_grid.md``, "The test systems").
 
 The source's rate matrices were printed as images, so systems A–E and the test beds are
 *generated* reproducibly (coefficient-of-variation method of Ali et al., HCW 2000) from

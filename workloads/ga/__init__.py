@@ -1,6 +1,6 @@
 """Genetic-algorithm scheduling with island subpopulations, migration and continuous planning.
 
-Shapovalov 2011 (spec ``shared/spec/ga.md``), against the source's FCFS and Backfill
+Shapovalov 2011 (model ``docs/models/ga.md``), against the source's FCFS and Backfill
 baselines on the same instances.
 
 Random streams per replication, in this order: the instance (units, jobs, resources,
@@ -25,11 +25,11 @@ GA, "a target every run reaches"). ``time_to_solution_within`` records the time 
 tolerances 0.01, 0.02, 0.05, 0.1 and 0.2 in every run.
 
 Time on P computing modules (the source's T_p and k_p = T_1 / T_p, "time with P computing
-modules"; ``../shared/spec/ga.md``, Islands). Each island runs on its own module *(our rule: the
+modules"; ``docs/models/ga.md``, "Time to solution and speed-up"). Each island runs on its own module *(our rule: the
 source gives P subpopulations on P modules, not the cost of their parts)*:
 
 - an island-generation costs ``Z * evaluation_cost``: every individual of a generation is
-  counted as evaluated, as in ga.md's deterministic cost (generations x the cost of one
+  counted as evaluated, as in docs/models/ga.md's deterministic cost (generations x the cost of one
   island-generation); the islands evolve side by side, so P islands take the time of one;
 - the islands meet at every migration (every I_m generations, the epoch ends where the stop
   rules are checked too) *(our rule: synchronous migration)*; one exchange costs

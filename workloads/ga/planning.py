@@ -29,7 +29,7 @@ REFERENCE_INTERVAL = 50  # I_m of the one-island reference run (epochs set when 
 class Costs:
     """Time on P computing modules, one island per module (model time units).
 
-    An island-generation costs ``Z * evaluation`` (every individual counted, as ga.md's
+    An island-generation costs ``Z * evaluation`` (every individual counted, as docs/models/ga.md's
     deterministic cost); the islands evolve in parallel and meet at every migration, where
     one exchange costs ``latency + migrants * (N + C) * gene_time``: all P ring sends at once,
     each migrant its whole chromosome, body (N genes) and header (C), sent over a link of

@@ -1,6 +1,6 @@
 """``slot_selection``: co-allocating one parallel job on non-dedicated resources (AEP family).
 
-Spec: ``shared/spec/slots.md``. One replication = one freshly generated environment
+Model: ``docs/models/slot_selection.md``. One replication = one freshly generated environment
 (:mod:`workloads.environment`) and one search by ``algorithm``. In a sweep ``algorithm`` is
 a dimension: with common random numbers every algorithm regenerates the same environment
 for replication r from the same seed, so comparisons are paired.
@@ -26,7 +26,7 @@ later and shorter it costs no more. No rule of the spec separates them; see
 ``benchmarks/calibration.md`` (slot selection) and ``studies/bench_slot_claim.py``.
 
 Calibrated defaults (the workload's, so every spec of the paper runs them):
-chosen against the TY values of ``shared/spec/published.md`` section 2 (``jobs/slot-selection.toml``,
+chosen against the TY values of ``docs/reproduction.md`` (``jobs/slot-selection.toml``,
 19 published values). Defaults before -> now: ``price_exponent`` 1.0 -> 1.1,
 ``random_window_retries`` 0 -> 10 (:data:`UNCALIBRATED` holds the values before). Distance (mean
 |relative difference|) 12.1% -> 6.1% at 1000 replications, every published value within 15%;
@@ -59,7 +59,7 @@ __getattr__ = handed_on(__name__, {"Window": ".aep", "aep_search": ".aep", "cut_
 ALGORITHMS = AEP_ALGORITHMS + ("csa",)
 
 #: Provenance of the calibrated defaults, for the Param descriptions (module docstring).
-_CAL = ("default calibrated on the TY values of shared/spec/published.md section 2 (before: {before}; "
+_CAL = ("default calibrated on the TY values of docs/reproduction.md (before: {before}; "
         "jobs/slot-selection.toml, 19 published values; distance 12.1% -> 6.1% at 1000 replications with "
         "price_exponent 1.0 -> 1.1 and random_window_retries 0 -> 10; benchmarks/calibrate.py, "
         "benchmarks/calibration.md)")
@@ -82,7 +82,7 @@ PARAMS = (
     Param("job_runtime", "float", 150.0, "T, reservation time on the slowest node (time)", low=1e-9),
     Param("budget", "float", 1500.0, "S, maximum window cost (money)", low=0.0),
     *[p for p in ENVIRONMENT_PARAMS if p.name != "price_exponent"],
-    Param("price_exponent", "float", 1.1, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (slots.md); "
+    Param("price_exponent", "float", 1.1, "gamma in c_k = p_ref (p_k / p_ref)^gamma (1 + e_k) (docs/models/slot_selection.md); "
           + _CAL.format(before=1.0), low=0.0, high=10.0),
     Param("algorithm", "str", "amp", "the search algorithm, or a plug-in window criterion "
           "'package.module:function' minimised by the AEP scan (`schedsweep workloads slot_selection`)",

@@ -1,4 +1,4 @@
-"""The AEP scan and the algorithms that run on it (``shared/spec/slots.md``, "AEP scan").
+"""The AEP scan and the algorithms that run on it (``docs/models/slot_selection.md``, "The AEP scan").
 
 One numba kernel per criterion family (``_scan_amp``, ``_scan_min_cost``, ...) walks the
 slots in scan order (non-decreasing start, ties by lower node id), keeps at most one

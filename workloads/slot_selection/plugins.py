@@ -13,7 +13,7 @@ compile) and called from the scan kernel through a first-class function pointer:
   cost ``c_k len_k`` (money) on node k;
 * ``cand_end[k]`` (float64[nodes]): end of node k's current candidate slot (-inf: none).
 
-The scan (``shared/spec/slots.md``, "AEP scan") runs as ``min_cost`` does: at each step the
+The scan (``docs/models/slot_selection.md``, "The AEP scan") runs as ``min_cost`` does: at each step the
 window is the slot just added plus the n - 1 cheapest other valid candidates, kept only if
 its cost fits the budget S (correctly rounded sum); the criterion's value of that window
 is compared with the best so far, which changes only on a strict improvement (ties keep the
