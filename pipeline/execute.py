@@ -551,6 +551,7 @@ class _Runner:
             more = ", ..." if len(self.failures) > FIRST_SEEDS else ""
             say(f"{len(self.failures)} of {self.n_ran} replications failed in this run "
                 f"({', '.join(f'{n} {k}' for k, n in kinds.items())}); seeds: {first}{more}")
+            say(f"first failure: {failure_reason(self.failures[0]['traceback'])}")
         say(f"{self.store_failed} failed replications in the store; list them with: {show}")
         if self.n_ran and len(self.failures) == self.n_ran:
             raise SweepFailed(f"every replication of this run failed ({self.n_ran}); see: {show}")
@@ -637,6 +638,17 @@ def _wait(future: Any) -> None:
         future.result()
     except Exception:  # noqa: BLE001 - a failed pilot is reported where its result is read
         pass
+
+
+def failure_reason(text: str, limit: int = 300) -> str:
+    """A failure record's reason in one line: its traceback's last line (the exception, its
+    class without the module path), or a timeout's or crash's message as it stands."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else "(no reason recorded)"
+    name, sep, message = last.partition(": ")
+    if sep and " " not in name:  # package.module.SomeError: message
+        last = f"{name.rsplit('.', 1)[-1]}: {message}"
+    return last if len(last) <= limit else last[:limit - 1] + "…"
 
 
 class _LogProgress:

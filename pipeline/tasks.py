@@ -71,12 +71,13 @@ def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -
     module = workloads.get(workload)
     t0 = time.perf_counter()
     n = len(seeds)
+    failed: dict[int, tuple[str, str]] = {}
     try:
         outputs = _checked(module, module.run_batch(params, seeds), n)
-        failed: dict[int, str] = {}
     except Exception:  # noqa: BLE001 - any workload error is isolated per seed below
+        outputs = None
+    if outputs is None:  # outside the handler, so a seed's traceback is its own, not chained to the batch's
         outputs = empty_outputs(module.METRICS, n)
-        failed = {}
         for k in range(n):
             try:
                 one = _checked(module, module.run_batch(params, seeds[k:k + 1]), 1)

@@ -234,3 +234,26 @@ def test_the_bar_counts_the_whole_sweep_pilot_included(write_spec, tmp_path, cap
     assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--set", "replications=60"]) == 0
     err = capsys.readouterr().err
     assert "360/360" in err and "cells 6/6" in err
+
+
+def test_failures_say_their_first_reason_and_each_traceback_is_printed_once(write_spec, tmp_path, capsys):
+    from schedsweep.pipeline import seeding
+
+    # replication 1's seed (common to every cell) is the one divisible by fail_every
+    marked = int(seeding.replication_seeds(5, 0, 4)[1])
+    spec = write_spec(SPEC.replace('workload = "mm1"', 'workload = "tests.flaky_workload"')
+                      .replace("[sweep]", f"fail_every = {marked}\n[sweep]"))
+    store = tmp_path / "f.zarr"
+    assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "4",
+                     "--no-progress"]) == cli.EXIT_SOME_FAILED
+    err = capsys.readouterr().err
+    failures = pipeline.store.read_failures(store)
+    assert [f["replication"] for f in failures] == [1, 1, 1]
+    first = next(line for line in err.splitlines() if line.startswith("first failure: "))
+    assert first == f"first failure: RuntimeError: deliberate failure for seed {marked}"
+    assert f"schedsweep show {store} --failures" in err
+    assert cli.main(["show", str(store), "--failures"]) == 0
+    out = capsys.readouterr().out
+    # one traceback per failed replication: run alone, not chained to its batch's failure
+    assert out.count("Traceback (most recent call last)") == len(failures)
+    assert "During handling of the above exception" not in out
