@@ -19,7 +19,7 @@ import numpy as np
 
 from schedsweep import SOURCE_TREE
 
-from . import codehash, seeding, sequential, store as store_mod, subtasks
+from . import codehash, seeding, sequential, sizing, store as store_mod, subtasks
 from .console import say
 from .executors import open_executor
 from .spec import Spec, load, plugin_modules, workload_of
@@ -132,8 +132,6 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
 def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
     """What ``run --dry-run`` and ``show SPEC`` print: cells, runs, the store's files and
     bytes, the client's memory (:mod:`pipeline.sizing`)."""
-    from . import sizing
-
     module = workload_of(spec)
     chunk = batch_size or spec.run.get("batch_size")
     if chunk:
@@ -144,8 +142,6 @@ def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
 
 def _warn_size(spec: Spec, path: Path, batch_size: int | None) -> None:
     """One line if a new store may not fit on its disk or has very many files."""
-    from . import sizing
-
     s = sizing.size(spec, workload_of(spec), batch_size or spec.replications)
     warning = sizing.disk_warning(path, s.bytes, s.files)
     if warning:
@@ -324,7 +320,9 @@ class _Runner:
                 seconds[cell] = float(np.median(mine))
         # Enough tasks that every worker gets several, even for a short sweep.
         total = float(seconds.sum()) * self.spec.replications
-        target = min(self.batch_seconds, max(total / (TASKS_PER_WORKER * self.executor.n_workers), 1e-3))
+        target = sizing.task_seconds(total, self.executor.n_workers, self.batch_seconds,
+                                     getattr(self.executor, "task_cost", sizing.TASK_COST["local"]),
+                                     TASKS_PER_WORKER)
         chunk = int(max(1, min(self.spec.replications, target // slowest)))
         reps = np.maximum(1, np.floor(target / (seconds * chunk))).astype(np.int64) * chunk
         say(f"pilot: {format_duration(slowest)} per replication in the slowest cell; "

@@ -16,6 +16,8 @@ import sys
 import threading
 from typing import Any, Callable, Iterator
 
+from .sizing import TASK_COST
+
 # Worker processes inherit these: one thread per worker for numba and BLAS, so that
 # workers-per-core is the only parallelism and timings stay honest.
 _SINGLE_THREAD_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
@@ -59,6 +61,7 @@ class SerialExecutor:
     task's replications run in this process's child (``pipeline.child``)."""
 
     n_workers = 1
+    task_cost = TASK_COST["local"]
     dashboard_link = None
 
     def __init__(self) -> None:
@@ -146,6 +149,7 @@ class ProcessExecutor:
 
     def __init__(self, workers: int, warm: Callable[[], None] | None = None):
         self.n_workers = workers
+        self.task_cost = TASK_COST["local"]
         self._warm = warm
         self._todo: "queue.Queue[_Task | None]" = queue.Queue()
         self._done: "queue.Queue[_Task]" = queue.Queue()
@@ -218,10 +222,11 @@ MAP_SIZE = 2048  # tasks per graph sent to a Dask scheduler (DaskExecutor.submit
 
 
 class DaskExecutor:
-    def __init__(self, client: Any, n_workers: int | None = None):
+    def __init__(self, client: Any, n_workers: int | None = None, task_cost: float = TASK_COST["slurm"]):
         from distributed import as_completed
 
         self.client = client
+        self.task_cost = task_cost  # CPU seconds per task of the busiest process (pipeline.sizing.task_seconds)
         # Results are fetched by one gather per group (one request to each worker holding
         # some), not one by one as each task finishes (as_completed's with_results): over
         # TLS on Slurm that is 4-6 instead of 8-9 ms per no-op task, and less client CPU
@@ -339,7 +344,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         client = Client(dask_cluster)
         stack.callback(client.close)
         _say_retired_workers(client)
-        yield DaskExecutor(client, expected)
+        yield DaskExecutor(client, expected, TASK_COST[cluster])
 
 
 def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractContextManager:

@@ -29,6 +29,23 @@ CHECK_ABOVE = 256 * 2 ** 20  # below this estimate no need to look at the machin
 MANY_FILES = 1_000_000  # a store with more files than this is warned about (parallel file systems)
 
 
+# CPU seconds one task costs the busiest process on its route (benchmarks/bench_tasks.py,
+# the upper ends measured): on the local route the client (its threads, the store writes);
+# on a Dask LocalCluster and on Slurm the client's process, which also holds the scheduler.
+TASK_COST = {"local": 1.6e-3, "dask": 4.0e-3, "slurm": 2.7e-3}
+CLIENT_SHARE = 0.5  # of one core that taking results may use: the client also writes the store
+
+
+def task_seconds(work: float, workers: int, batch_seconds: float, task_cost: float,
+                 tasks_per_worker: int = 8) -> float:
+    """Seconds one task should take: ``batch_seconds``, shortened so that each worker gets
+    ``tasks_per_worker`` tasks of a short sweep (no idle tail), but never so short that
+    ``workers`` finishing tasks keep the client (or the scheduler) busier than CLIENT_SHARE of
+    a core: ``workers / T * task_cost <= CLIENT_SHARE``. ``work`` is the sweep's CPU seconds."""
+    spread = min(batch_seconds, max(work / (tasks_per_worker * max(workers, 1)), 1e-3))
+    return max(spread, workers * task_cost / CLIENT_SHARE)
+
+
 @dataclass(frozen=True)
 class ArrayLayout:
     """One array of a store: its shape, the shape one file holds (``chunks``: a shard, or a
