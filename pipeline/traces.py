@@ -13,6 +13,7 @@ entry.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -62,7 +63,19 @@ _FIELDS = {"file": str, "url": str, "size": int, "sha256": str, "jobs": int, "ma
 
 
 def _read_table(path: Path) -> tuple[str, dict[str, Trace]]:
-    """(citation, {name: Trace}) of a catalogue file; a malformed entry is one line naming it."""
+    """(citation, {name: Trace}) of a catalogue file; a malformed entry is one line naming it.
+    Parsed once per version of the file (a listing resolves many ``pwa:`` values)."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise TraceError(f"{path}: not a readable trace catalogue ({exc.strerror})") from None
+    text, entries = _parse_table(str(path), stamp)
+    return text, dict(entries)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_table(where: str, stamp: int) -> tuple[str, dict[str, Trace]]:
+    path = Path(where)
     try:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -98,6 +111,11 @@ def cache_dir() -> Path:
     moved = os.environ.get(DATA_ENV)
     if moved:
         return Path(moved).expanduser()
+    return _user_cache()
+
+
+@functools.lru_cache(maxsize=1)
+def _user_cache() -> Path:
     import platformdirs  # pooch's own dependency; what pooch.os_cache calls
 
     return Path(platformdirs.user_cache_dir("schedsweep"))
