@@ -144,3 +144,31 @@ def test_cli_writes_schedule(tmp_path):
     assert m == 4
     np.testing.assert_array_equal(data[:, 2], [0, 9])      # job 2 waits for job 1 (3 + 2 > 4 cores)
     np.testing.assert_array_equal(data[:, 3], [10, 5])
+
+
+def test_excerpts_hold_the_records_a_reader_must_decide_on():
+    """What the windows of tests/data/make_excerpts.py were chosen for is in the committed
+    files (a plain reading of the fields: 4 run time, 5 allocated, 8 requested processors,
+    9 requested time), and each keeps its log's acknowledgement and says it is an excerpt."""
+    from schedsweep.pipeline import traces
+
+    def count(name, rule):
+        return sum(rule(*(int(r[k]) for k in (3, 4, 7, 8))) for r in excerpts.data_lines(name))
+
+    fewer_than_allocated = lambda run, alloc, req, req_t: 0 < req < alloc   # noqa: E731
+    assert count(KTH, fewer_than_allocated) >= 40 and count(KTH_RAW, fewer_than_allocated) >= 40
+    assert count(HPC2N, fewer_than_allocated) >= 1 and count(SDSC_BLUE, fewer_than_allocated) >= 1
+    assert count(KTH, lambda run, alloc, req, req_t: run == 0 or run > req_t) == 0   # the filtered copy
+    assert count(KTH_RAW, lambda run, alloc, req, req_t: run == 0) >= 1
+    assert count(KTH_RAW, lambda run, alloc, req, req_t: run > req_t) >= 10
+    assert count(CTC, lambda run, alloc, req, req_t: req == -1) == len(excerpts.data_lines(CTC))
+    assert count(CTC, lambda run, alloc, req, req_t: req_t == -1) >= 1
+    assert count(CTC, lambda run, alloc, req, req_t: run == 0) >= 1
+    assert count(SDSC_BLUE, lambda run, alloc, req, req_t: run == -1) >= 50
+    assert count(SDSC_BLUE, lambda run, alloc, req, req_t: run == 0) >= 1
+    for name in excerpts.NAMES:
+        with gzip.open(excerpts.path(name), "rt") as fh:
+            header = [ln.strip() for ln in fh if ln.startswith(";")]
+        trace = traces.entry(name)
+        assert f"; Acknowledge: {trace.acknowledge}" in header
+        assert any(ln.startswith("; Note: EXCERPT") and trace.sha256 in ln for ln in header)
