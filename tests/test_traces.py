@@ -92,6 +92,13 @@ def test_fetch_of_a_missing_file_is_one_line(served, tmp_path, monkeypatch):
     assert "\n" not in str(exc.value) and "404" in str(exc.value) and "absent.swf.gz" in str(exc.value)
 
 
+def test_a_log_without_a_download_says_to_add_a_copy():
+    """The raw KTH log's catalogued bytes were compressed locally: no server has them."""
+    with pytest.raises(traces.TraceError) as exc:
+        traces.fetch("KTH-SP2-1996-2-raw")
+    assert "\n" not in str(exc.value) and "schedsweep traces add FILE" in str(exc.value)
+
+
 def test_cache_folder_is_pooch_s_user_cache_unless_moved(monkeypatch, tmp_path):
     import pooch
 
