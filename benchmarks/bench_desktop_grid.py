@@ -1,6 +1,7 @@
 """Speed of the desktop_grid kernel against the SimPy peer, in one run, on the same system.
 
-The system is the peer's built-in one (``shared/peers/desktop_grid_simpy.py``): 4 classes,
+The system is the peer's built-in one (the peer ``desktop_grid_simpy.py``, outside the
+repository: benchmarks/outside.py): 4 classes,
 6 groups of ``--per-group`` machines, a_j cycling 1, .85, .7, .55, .4 within a group,
 failures at rate 0.002 with mean down time 50, arrival rates = load * lambda* / 4 where
 lambda* is the LP capacity with every rate scaled by the up fraction. Both sides simulate

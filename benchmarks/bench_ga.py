@@ -2,7 +2,8 @@
 """Benchmark of the ``ga`` workload.
 
 ``speed``: generations per second of our island GA against the DEAP peer
-(``shared/peers/ga_islands_deap.py``) on the peer's problem (independent tasks, work
+(``ga_islands_deap.py``, outside the repository: benchmarks/outside.py) on the peer's
+problem (independent tasks, work
 ``U[1, 100]``, machine speeds ``U[1, 4]``, makespan), same seed, same population, run
 one after the other in this process. ``islands``: best-of-run of P islands
 with migration against one island with the same evaluation budget (P x Z individuals,
