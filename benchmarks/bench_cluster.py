@@ -5,7 +5,9 @@ warm-up run), then time ``simulator.simulate`` (best of ``--repeats``) and the p
 ``simulate`` on the same jobs, and check that every job's start time is equal.
 Parsing and compilation are excluded from both. Times are CPU seconds of this process
 (``time.process_time``), which other users of a shared machine disturb less than wall
-time; ``--clock wall`` uses ``time.perf_counter`` instead.
+time; ``--clock wall`` uses ``time.perf_counter`` instead. The full logs come from the trace
+cache and the peer from the peers' folder (benchmarks/outside.py); without them the script
+says which is missing and measures nothing.
 
     python benchmarks/bench_cluster.py                       # KTH-SP2 (filtered) and CTC-SP2, full
     python benchmarks/bench_cluster.py --traces KTH-SP2-1996-2.1-cln.filtered.swf.gz --no-peer
@@ -22,9 +24,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks.outside import Missing, full_trace, peer as peer_script, skip_without  # noqa: E402
 from schedsweep.workloads.cluster import simulator, swf  # noqa: E402
-
-SHARED = ROOT.parent / "shared"
 
 
 def load_peer(path: Path):
@@ -61,18 +62,18 @@ KTH, CTC = "KTH-SP2-1996-2.1-cln.filtered.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz"
 
 
 def rate(trace: str, algo: str, repeats: int = 5) -> float:
-    """Jobs simulated per CPU second by our kernel on a whole trace of ``../shared/traces``."""
-    tr = swf.read(str(SHARED / "traces" / trace))
+    """Jobs simulated per CPU second by our kernel on a whole log of the trace cache."""
+    tr = swf.read(full_trace(trace))
     return tr.n_jobs / best_time(tr, algo, repeats)[0]
 
 
 def ratio(trace: str, algo: str, repeats: int = 5) -> float:
     """Our speed over the plain-Python peer's on the same jobs, both measured in this call
     (the form of the targets: a machine's load moves both sides alike)."""
-    path = str(SHARED / "traces" / trace)
+    path = full_trace(trace)
     tr = swf.read(path)
     ours_s = best_time(tr, algo, repeats)[0]
-    peer = load_peer(SHARED / "peers" / "easy_backfill_python.py")
+    peer = load_peer(peer_script("easy_backfill_python.py"))
     pjobs, _m, _skipped = peer.read_swf(path)
     t0 = time.process_time()
     peer.simulate(pjobs, tr.max_procs, algo)
@@ -89,22 +90,31 @@ def conservative_kth_ratio() -> float:
     return ratio(KTH, "conservative")
 
 
-def main() -> None:
+def main() -> int:
+    try:
+        _main()
+    except Missing as exc:   # the full logs or the peer are not here: say which, measure nothing
+        return skip_without(exc)
+    return 0
+
+
+def _main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--traces", nargs="+", default=["KTH-SP2-1996-2.1-cln.filtered.swf.gz",
                                                       "CTC-SP2-1996-3.1-cln.swf.gz"])
     ap.add_argument("--algos", nargs="+", default=["easy", "conservative"], choices=["easy", "conservative"])
     ap.add_argument("--repeats", type=int, default=5, help="timed runs of our kernel (best is reported)")
-    ap.add_argument("--peer", default=str(SHARED / "peers" / "easy_backfill_python.py"))
+    ap.add_argument("--peer", help="the peer script (default: easy_backfill_python.py of the peers' folder, "
+                                   "benchmarks/outside.py)")
     ap.add_argument("--no-peer", action="store_true", help="skip the peer (and the equality check)")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     args = ap.parse_args()
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    peer = None if args.no_peer else load_peer(Path(args.peer))
+    peer = None if args.no_peer else load_peer(Path(args.peer) if args.peer else peer_script("easy_backfill_python.py"))
 
     rows = []
     for name in args.traces:
-        path = str(SHARED / "traces" / name) if not Path(name).exists() else name
+        path = full_trace(name) if not Path(name).exists() else name   # a catalogued log, or a file
         tr = swf.read(path)
         for algo in args.algos:
             best, res = best_time(tr, algo, args.repeats, clock)
@@ -134,4 +144,4 @@ def _fmt(r: dict) -> str:
 if __name__ == "__main__":
     print("| trace | jobs | algo | ours s | ours jobs/s | mean wait s | peer s | peer jobs/s | speed-up | start mismatches |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    main()
+    sys.exit(main())

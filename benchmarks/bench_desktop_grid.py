@@ -1,6 +1,7 @@
 """Speed of the desktop_grid kernel against the SimPy peer, in one run, on the same system.
 
-The system is the peer's built-in one (the SimPy desktop grid, outside this repository): 4 classes,
+The system is the peer's built-in one (the peer ``desktop_grid_simpy.py``, outside the
+repository: benchmarks/outside.py): 4 classes,
 6 groups of ``--per-group`` machines, a_j cycling 1, .85, .7, .55, .4 within a group,
 failures at rate 0.002 with mean down time 50, arrival rates = load * lambda* / 4 where
 lambda* is the LP capacity with every rate scaled by the up fraction. Both sides simulate
@@ -30,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.outside import Missing, peer as peer_script, skip_without  # noqa: E402
 from benchmarks.suite.desktop_grid import peer_params  # noqa: E402
 from schedsweep.workloads import desktop_grid as dg  # noqa: E402
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "desktop_grid_simpy.py"
 PEER_POLICY = {"fcfs": "FCFS", "pst": "PST", "gcmu": "Gcmu", "lpas_dg": "LPAS_DG"}
 
 
@@ -129,7 +130,7 @@ def our_systems(args) -> None:
                   flush=True)
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--horizon", type=float, default=20_000.0)
     ap.add_argument("--per-group", type=int, default=5)
@@ -138,7 +139,8 @@ def main() -> None:
     ap.add_argument("--down-mean", type=float, default=50.0)
     ap.add_argument("--policies", nargs="+", default=["gcmu", "lpas_dg", "pst"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[1])
-    ap.add_argument("--peer", type=Path, default=PEER)
+    ap.add_argument("--peer", type=Path, help="the SimPy peer (default: desktop_grid_simpy.py of the peers' "
+                                              "folder, benchmarks/outside.py)")
     ap.add_argument("--simpy-path", default="", help="directory holding simpy (pip install --target)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--systems", action="store_true", help="our LP cost on Systems A and B instead")
@@ -149,9 +151,15 @@ def main() -> None:
     args = ap.parse_args()
     if args.systems:
         our_systems(args)
-    else:
-        compare_with_peer(args)
+        return 0
+    if not args.no_peer and args.peer is None:
+        try:
+            args.peer = peer_script("desktop_grid_simpy.py")
+        except Missing as exc:   # this part compares with the peer: without it, nothing to measure
+            return skip_without(exc)
+    compare_with_peer(args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,7 +13,6 @@ conversion), and wall times.
 from __future__ import annotations
 
 import argparse
-import glob
 import gzip
 import os
 import sys
@@ -23,11 +22,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from naive_pyss import convert_pyss, simulate_pyss  # noqa: E402
 
 from schedsweep.workloads.cluster import schedule, swf  # noqa: E402
-
-SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
 
 
 def head(trace: str, n: int, out: str) -> int:
@@ -129,9 +127,24 @@ def speed(trace: str, queue: str, repeats: int) -> dict:
                 moved_by_conversion=moved)
 
 
+def _cached_logs() -> list[str]:
+    """Every catalogued log in the trace cache (the absent ones named on stderr)."""
+    from benchmarks.outside import Missing, full_trace
+    from schedsweep.pipeline import traces
+
+    found = []
+    for name in sorted(traces.catalogue()):
+        try:
+            found.append(full_trace(name))
+        except Missing as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("traces", nargs="*", default=sorted(glob.glob(os.path.join(SHARED, "traces", "*.swf.gz"))))
+    ap.add_argument("traces", nargs="*", help="SWF files or catalogued logs (default: every log of the trace "
+                                              "cache, schedsweep traces)")
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--queues", nargs="+", default=["fcfs", "easy", "conservative"])
     ap.add_argument("--no-textbook", action="store_true", help="skip the textbook run (its kernel compile)")
@@ -139,6 +152,7 @@ def main() -> None:
                     help="whole traces: kernel CPU s of textbook and pyss modes (no naive reference)")
     ap.add_argument("--repeats", type=int, default=3, help="--speed: best of this many runs")
     a = ap.parse_args()
+    a.traces = a.traces or _cached_logs()
     if a.speed:
         for tr in a.traces:
             for q in a.queues:

@@ -1,4 +1,5 @@
-"""``benchmarks.peer_grid``: the SimPy desktop grid of the peer ``desktop_grid_simpy.py`` (outside this repository)
+"""``benchmarks.peer_grid``: the SimPy desktop grid of the peer ``desktop_grid_simpy.py`` (outside the
+repository, benchmarks/outside.py)
 as a workload of one's own, the way a researcher would wrap an existing simulator.
 
 One replication = one run of the peer's ``Grid`` (per-group machines 5, failures f = 0.002,
@@ -8,13 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from schedsweep.workloads._contract import Metric, Param, empty_outputs
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "desktop_grid_simpy.py"
 
 PARAMS = (
     Param("policy", "str", "Gcmu", "the peer's dispatch policy", choices=("FCFS", "PST", "Gcmu", "LPAS_DG")),
@@ -27,7 +26,9 @@ REASONS = {0: ("none", ""), 1: ("no_tasks", "no measured task completed")}
 
 def _peer():
     if "desktop_grid_simpy" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("desktop_grid_simpy", PEER)
+        from benchmarks.outside import peer   # outside the repository: a clear error without it
+
+        spec = importlib.util.spec_from_file_location("desktop_grid_simpy", peer("desktop_grid_simpy.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules["desktop_grid_simpy"] = module
         spec.loader.exec_module(module)

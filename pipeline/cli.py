@@ -508,6 +508,20 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _traces(args: argparse.Namespace) -> int:
+    from . import traces
+
+    if args.action is None:
+        print(traces.listing(), end="")
+    elif args.action == "fetch":
+        for name in args.names:
+            print(f"{name}: {traces.fetch(name)}")
+    else:
+        trace, path = traces.add(args.file, args.name)
+        print(f"{trace.name}: {path} (sha256 {trace.sha256} checked)")
+    return 0
+
+
 def _verify(args: argparse.Namespace) -> int:
     from . import verify
 
@@ -673,6 +687,16 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--pilot-seconds", type=_float_in(0, 3600), default=1.0,
                       help="time spent per piloted cell, up to 6 cells per spec (default 1)")
     jobs.set_defaults(func=_jobs)
+
+    trc = sub.add_parser("traces", help="the workload logs known by name (pwa:NAME in a spec): list, fetch, add")
+    trc_sub = trc.add_subparsers(dest="action", metavar="{fetch,add}")
+    fetch = trc_sub.add_parser("fetch", help="download into the trace cache, checked against the catalogue's SHA-256")
+    fetch.add_argument("names", nargs="+", metavar="NAME")
+    add = trc_sub.add_parser("add", help="register a local copy into the trace cache (its SHA-256 must be the "
+                                         "catalogue's)")
+    add.add_argument("file", metavar="FILE")
+    add.add_argument("--name", help="the catalogue entry (default: the one of the file's hash)")
+    trc.set_defaults(func=_traces)
 
     ver = sub.add_parser("verify", help="the reproduction scorecard: published values and claims against our CIs")
     ver.add_argument("targets", nargs="*", metavar="SPEC|STORE",

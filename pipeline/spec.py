@@ -20,6 +20,7 @@ import numpy as np
 
 from schedsweep import workloads
 from schedsweep.workloads._contract import Param, is_plugin_path, params_by_name
+from . import traces
 from .errors import SpecError  # noqa: F401  (re-exported: raised and caught under this name)
 
 TOP_KEYS = {
@@ -517,8 +518,14 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
         _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
         try:
-            resolved = (base_dir / checked).resolve()
+            resolved = traces.resolve(checked, base_dir).resolve()  # "pwa:NAME": the trace cache's copy
             resolved.exists()
+        except traces.TraceAbsent as exc:  # a listing knows the name from the catalogue alone
+            if _SHALLOW.get():
+                return str(exc.path)
+            raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
+        except traces.TraceError as exc:
+            raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
         except (OSError, ValueError) as exc:  # a NUL byte, a name too long
             raise SpecError(f"{where}: {label} = {_show(value)}: not a usable path ({_one_line(exc)})") from None
         if not resolved.exists():

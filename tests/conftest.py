@@ -17,3 +17,10 @@ def write_spec(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _empty_trace_cache(tmp_path_factory, monkeypatch):
+    """Every test sees an empty trace cache of its own (never the user's): a test runs the same
+    in a fresh clone as on a machine that has fetched the full logs (tests/shipped_specs.py)."""
+    monkeypatch.setenv("SCHEDSWEEP_DATA", str(tmp_path_factory.mktemp("trace-cache")))

@@ -9,6 +9,7 @@ import math
 import pkgutil
 
 import numpy as np
+import pytest
 
 import benchmarks.suite as suite
 from benchmarks.suite import _common
@@ -62,9 +63,20 @@ def test_ab_best_alternates_and_keeps_the_untimed_part_out():
     assert 0 <= ta < 1 and 0 <= tb < 1
 
 
-def test_shared_folder_found_relative_to_the_repository():
-    assert (_common.PEERS / "desktop_grid_simpy.py").is_file()
+def test_without_the_peers_or_the_full_logs_a_benchmark_is_skipped_with_the_reason(tmp_path, monkeypatch):
+    """The peers and the full logs lie outside the repository (benchmarks/outside.py): a
+    benchmark that needs one that is absent raises asv's skip (a NotImplementedError) saying
+    what is missing and how to get it."""
+    from benchmarks import outside
+    from benchmarks.suite.cluster import KTH, ClusterVsPeer
+
     assert (_common.ROOT / "asv.conf.json").is_file()
+    monkeypatch.setattr(outside, "PEERS", tmp_path / "no-peers")
+    monkeypatch.setenv("SCHEDSWEEP_DATA", str(tmp_path / "empty-cache"))
+    with pytest.raises(NotImplementedError, match="schedsweep traces fetch KTH-SP2-1996-2.1-cln-filtered"):
+        ClusterVsPeer().setup(KTH, "easy")
+    with pytest.raises(NotImplementedError, match="peer easy_backfill_python.py, not found in .*no-peers"):
+        _common.load_peer("easy_backfill_python")
 
 
 def test_one_benchmark_runs():

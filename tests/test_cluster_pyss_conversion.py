@@ -104,17 +104,15 @@ def test_a_cut_job_holds_its_estimate_not_its_request():
         assert simulate_pyss(old_reading, 5, q) == {1: 0.0, 2: 10.0, 4: 15.0}
 
 
-def test_every_shared_trace_converts_without_dropping(tmp_path):
-    # the first 300 records of each trace: nothing dropped, every job fits the machine,
+def test_every_trace_excerpt_converts_without_dropping(tmp_path):
+    # the first 300 records of each log's excerpt: nothing dropped, every job fits the machine,
     # run <= estimate (the pyss kernel requires it), and the reader equals the transcription
-    import glob
     import gzip
     import itertools
-    from pathlib import Path
 
-    traces = sorted(glob.glob(str(Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "*.swf.gz")))
-    assert traces
-    for trace in traces:
+    import excerpts
+
+    for trace in map(excerpts.path, excerpts.NAMES):
         with gzip.open(trace, "rt") as fh:
             lines = list(itertools.islice(fh, 2000))
         machine = next(int(m.group(1)) for m in map(swf._MAXPROCS.match, lines) if m)

@@ -1,18 +1,17 @@
 """SWF reading (PWA field rules, line-numbered errors), writing (round trip) and the
-per-job equality with the peer baseline on the shared traces."""
+per-job equality with the plain oracle ``tests/naive_cluster.py`` on the committed excerpts
+of the archive's logs (``tests/excerpts.py``)."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import excerpts
+from excerpts import CTC, HPC2N, KTH, KTH_RAW, SDSC_BLUE
+from naive_cluster import simulate as naive_simulate
 from schedsweep.workloads.cluster import schedule, swf, write_swf
-
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "easy_backfill_python.py"
 
 
 def line(*f):
@@ -69,7 +68,7 @@ def test_missing_maxprocs(tmp_path):
 
 
 def test_schedule_round_trip(tmp_path):
-    path = str(TRACES / "KTH-SP2-1996-2.1-cln.filtered.swf.gz")
+    path = excerpts.path(KTH)
     f, r, _ = schedule({"source": "swf", "trace": path, "queue": "easy"}, 1)
     out = str(tmp_path / "sched.swf.gz")
     swf.write(out, f.job_id, f.submit, r.start, r.end, f.cores_req, f.estimate, r.killed, int(f.node_cores.sum()))
@@ -84,53 +83,56 @@ def test_schedule_round_trip(tmp_path):
     np.testing.assert_array_equal(back.run, r.end - r.start)
 
 
-def _peer():
-    spec = importlib.util.spec_from_file_location("easy_backfill_python", PEER)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# every excerpt whole, but CTC under conservative: its first 500 jobs (the oracle's conservative
+# pass, which recomputes the machine's future from scratch, needs ~50 s on the 1,100)
+LIMIT = {(CTC, "conservative"): 500}
 
 
-@pytest.mark.parametrize("trace, limit", [("KTH-SP2-1996-2.1-cln.filtered.swf.gz", 6000),
-                                          ("CTC-SP2-1996-3.1-cln.swf.gz", 2500),
-                                          ("SDSC-BLUE-2000-4.2-cln.swf.gz", 2000),
-                                          ("KTH-SP2-1996-2.swf.gz", 3000)])
+@pytest.mark.parametrize("trace", (KTH, KTH_RAW, CTC, SDSC_BLUE, HPC2N))
 @pytest.mark.parametrize("queue", ["easy", "conservative"])
-def test_start_times_equal_peer(tmp_path, trace, limit, queue):
-    """Job for job on a prefix of each trace (the full traces: benchmarks/bench_cluster.py)."""
-    peer = _peer()
-    path = str(TRACES / trace)
-    pjobs, m, _ = peer.read_swf(path, limit=limit)
-    peer.simulate(pjobs, m, queue)
+def test_start_times_equal_naive(tmp_path, trace, queue):
+    """Job for job against the plain oracle, the trace read by the workload's reader (the
+    full logs against the peer: benchmarks/bench_cluster.py)."""
+    limit = LIMIT.get((trace, queue))
+    path = excerpts.path(trace)
     tr = swf.read(path)
-    # the same first `limit` valid jobs, as a trace of their own
-    keep = np.isin(tr.job_id, [j.id for j in pjobs])
-    lines = "".join(line(i, s, -1, r, p, -1, -1, p, e) for i, s, r, p, e in
-                    zip(tr.job_id[keep], tr.submit[keep], tr.run[keep], tr.procs[keep], tr.estimate[keep]))
-    sub = write(tmp_path, f"; MaxProcs: {m}\n" + lines)
-    f, r, _ = schedule({"source": "swf", "trace": sub, "queue": queue}, 1)
-    by_id = {j.id: j.start for j in pjobs}
-    np.testing.assert_array_equal(r.start, [by_id[i] for i in f.job_id])
+    k = tr.n_jobs if limit is None else limit
+    if limit is not None:   # the first `limit` valid jobs, as a trace of their own
+        lines = "".join(line(i, s, -1, r, p, -1, -1, p, e) for i, s, r, p, e in
+                        zip(tr.job_id[:k], tr.submit[:k], tr.run[:k], tr.procs[:k], tr.estimate[:k]))
+        path = write(tmp_path, f"; MaxProcs: {tr.max_procs}\n" + lines)
+    f, r, _ = schedule({"source": "swf", "trace": path, "queue": queue}, 1)
+    jobs = list(zip(tr.submit[:k].tolist(), tr.procs[:k].tolist(), tr.estimate[:k].tolist(), tr.run[:k].tolist()))
+    start, _end, _bound = naive_simulate(jobs, tr.max_procs, queue)
+    np.testing.assert_array_equal(f.job_id, tr.job_id[:k])
+    np.testing.assert_array_equal(r.start, start)
 
 
-@pytest.mark.parametrize("trace, lines, invalid", [("SDSC-BLUE-2000-4.2-cln.swf.gz", 243_306, 10_744),
-                                                   ("CTC-SP2-1996-3.1-cln.swf.gz", 77_222, 0),
-                                                   ("KTH-SP2-1996-2.1-cln.filtered.swf.gz", 27_992, 0)])
-def test_shared_trace_counts(trace, lines, invalid):
-    """Record and drop counts equal those checked independently in shared/traces/README.md."""
-    tr = swf.read(str(TRACES / trace))
-    assert tr.n_jobs + tr.dropped_invalid + tr.dropped_too_large == lines
-    assert tr.dropped_invalid == invalid and tr.dropped_too_large == 0
+@pytest.mark.parametrize("trace", excerpts.NAMES)
+def test_excerpt_counts(trace):
+    """Record and drop counts against a plain count of the excerpt's lines: as many data lines
+    as the windows of tests/data/make_excerpts.py hold; the records dropped are exactly those
+    with run time -1 (in these logs every job has a processor count), and only SDSC-BLUE has
+    any; none is larger than the machine."""
+    rows = excerpts.data_lines(trace)
+    assert len(rows) == sum(n for _, n in excerpts.windows(trace))
+    assert all(len(r) == 18 for r in rows)
+    assert all(r[4] != "-1" or r[7] != "-1" for r in rows)   # a processor count everywhere
+    unknown_run = sum(r[3] == "-1" for r in rows)
+    assert (unknown_run > 0) == (trace == SDSC_BLUE)
+    tr = swf.read(excerpts.path(trace))
+    assert tr.n_jobs + tr.dropped_invalid + tr.dropped_too_large == len(rows)
+    assert tr.dropped_invalid == unknown_run and tr.dropped_too_large == 0
     assert np.all(np.diff(tr.submit) >= 0)
 
 
 def test_trace_load_scaling_through_run_batch():
     import schedsweep.workloads.cluster as C
-    path = str(TRACES / "KTH-SP2-1996-2.1-cln.filtered.swf.gz")
-    out = C.run_batch({"source": "swf", "trace": path, "trace_load": 0.8, "queue": "easy"},
+    out = C.run_batch({"source": "swf", "trace": excerpts.path(KTH), "trace_load": 0.8, "queue": "easy"},
                       np.array([1], dtype=np.uint64))
     assert abs(out["offered_load"][0] - 80.0) < 1e-9
-    assert out["jobs_simulated"][0] == 27_992 and out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
+    assert out["jobs_simulated"][0] == len(excerpts.data_lines(KTH))
+    assert out["dropped_jobs"][0] == 0 and out["reason"][0] == 0
 
 
 def test_cli_writes_schedule(tmp_path):
@@ -142,3 +144,31 @@ def test_cli_writes_schedule(tmp_path):
     assert m == 4
     np.testing.assert_array_equal(data[:, 2], [0, 9])      # job 2 waits for job 1 (3 + 2 > 4 cores)
     np.testing.assert_array_equal(data[:, 3], [10, 5])
+
+
+def test_excerpts_hold_the_records_a_reader_must_decide_on():
+    """What the windows of tests/data/make_excerpts.py were chosen for is in the committed
+    files (a plain reading of the fields: 4 run time, 5 allocated, 8 requested processors,
+    9 requested time), and each keeps its log's acknowledgement and says it is an excerpt."""
+    from schedsweep.pipeline import traces
+
+    def count(name, rule):
+        return sum(rule(*(int(r[k]) for k in (3, 4, 7, 8))) for r in excerpts.data_lines(name))
+
+    fewer_than_allocated = lambda run, alloc, req, req_t: 0 < req < alloc   # noqa: E731
+    assert count(KTH, fewer_than_allocated) >= 40 and count(KTH_RAW, fewer_than_allocated) >= 40
+    assert count(HPC2N, fewer_than_allocated) >= 1 and count(SDSC_BLUE, fewer_than_allocated) >= 1
+    assert count(KTH, lambda run, alloc, req, req_t: run == 0 or run > req_t) == 0   # the filtered copy
+    assert count(KTH_RAW, lambda run, alloc, req, req_t: run == 0) >= 1
+    assert count(KTH_RAW, lambda run, alloc, req, req_t: run > req_t) >= 10
+    assert count(CTC, lambda run, alloc, req, req_t: req == -1) == len(excerpts.data_lines(CTC))
+    assert count(CTC, lambda run, alloc, req, req_t: req_t == -1) >= 1
+    assert count(CTC, lambda run, alloc, req, req_t: run == 0) >= 1
+    assert count(SDSC_BLUE, lambda run, alloc, req, req_t: run == -1) >= 50
+    assert count(SDSC_BLUE, lambda run, alloc, req, req_t: run == 0) >= 1
+    for name in excerpts.NAMES:
+        with gzip.open(excerpts.path(name), "rt") as fh:
+            header = [ln.strip() for ln in fh if ln.startswith(";")]
+        trace = traces.entry(name)
+        assert f"; Acknowledge: {trace.acknowledge}" in header
+        assert any(ln.startswith("; Note: EXCERPT") and trace.sha256 in ln for ln in header)

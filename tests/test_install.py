@@ -74,7 +74,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("schedsweep/jobs/quickstart.toml", "schedsweep/slurm/local.yaml",
                     "schedsweep/slurm/sweep.sbatch", "schedsweep/pipeline/cli.py",
-                    "schedsweep/workloads/cluster/__init__.py"):
+                    "schedsweep/workloads/cluster/__init__.py", "schedsweep/pipeline/traces.toml"):
         assert shipped in names
     assert not any(n.startswith(("pipeline/", "workloads/", "tests/")) for n in names)
 

@@ -6,19 +6,18 @@ The bad plug-ins live in tests/plugins_bad.py (an importable module, as a user's
 would be)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import excerpts
 from schedsweep.workloads import cluster
 from schedsweep.workloads.kernel_support import plugins as _plugins
 from schedsweep.workloads.cluster import plugin_kernel, simulator, swf
 from schedsweep.workloads.cluster.bookkeeping import CL_MASKS
 
 BUILTIN = "schedsweep.workloads.cluster.plugin_builtins:"
-CTC = str(Path(__file__).resolve().parents[2] / "shared" / "traces" / "CTC-SP2-1996-3.1-cln.swf.gz")
+CTC = excerpts.path(excerpts.CTC)
 FIELDS = ("start", "end", "killed", "nodes_used", "min_speed", "alloc_ptr", "alloc_node", "alloc_k",
           "node_core_util", "node_mem_util", "node_disk_util")
 
@@ -113,7 +112,7 @@ def test_first_fit_as_plugin_equals_the_builtin_under_easy(f):
 @pytest.fixture(scope="module")
 def ctc_head():
     tr = swf.read_cached(CTC, 0, "textbook")
-    k = 3000
+    k = tr.n_jobs    # the whole excerpt (1,100 jobs)
     m = tr.max_procs
     return cluster.Flow(tr.submit[:k], tr.procs[:k], np.zeros(k), np.zeros(k), tr.estimate[:k], tr.run[:k],
                         np.ones(m, np.int64), np.full(m, 1e9), np.full(m, 1e9), np.ones(m), job_id=tr.job_id[:k])

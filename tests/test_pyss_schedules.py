@@ -1,11 +1,10 @@
 """pyss mode (``semantics = "pyss"``) equals the plain reference ``tests/naive_pyss.py``
-job for job (start times), on random flows and on the first jobs of two shared traces;
+job for job (start times), on random flows and on the committed excerpts of the logs;
 the default (textbook) semantics still equal ``tests/naive_cluster.py`` through the
 workload's full path (parameters, trace conversion, kernel)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 import sys
 
 import numpy as np
@@ -15,12 +14,12 @@ from hypothesis import given, settings, strategies as st
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 from bench_pyss import compare, head  # noqa: E402
 
+import excerpts  # noqa: E402
+from excerpts import CTC, HPC2N, KTH, KTH_RAW, SDSC_BLUE  # noqa: E402
 from naive_cluster import simulate as naive_textbook  # noqa: E402
 from naive_pyss import simulate_pyss as naive_pyss  # noqa: E402
 from schedsweep.workloads.cluster import check_params, schedule, swf  # noqa: E402
 from schedsweep.workloads.cluster.pyss_kernel import NAMES, simulate_pyss  # noqa: E402
-
-TRACES = str(Path(__file__).resolve().parents[2] / "shared" / "traces")
 
 
 @st.composite
@@ -48,20 +47,20 @@ def test_pyss_kernel_equals_naive_random(fl, queue):
     assert [float(x) for x in got] == [ref[j[0]] for j in jobs]
 
 
-KTH, CTC = "KTH-SP2-1996-2.1-cln.filtered.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz"
-OTHERS = ("KTH-SP2-1996-2.swf.gz", "HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
+OTHERS = (KTH_RAW, HPC2N, SDSC_BLUE)
 
 
-# every trace of shared/traces with FCFS and EASY; conservative on KTH only: the naive
-# reference needs ~60 s on CTC (all traces and policies were run once: benchmarks/pyss.md)
+# every excerpt with FCFS and EASY; conservative on KTH only: the naive reference needs
+# ~60 s on 2,000 CTC jobs (all traces and policies were run once: benchmarks/pyss.md)
 @pytest.mark.parametrize("trace,queue", [(KTH, "fcfs"), (KTH, "easy"), (KTH, "conservative"),
                                          (CTC, "fcfs"), (CTC, "easy")]
                          + [(t, q) for t in OTHERS for q in ("fcfs", "easy")])
 def test_pyss_mode_equals_naive_on_trace_head(trace, queue):
     # the workload's full path (parameters, pyss conversion, kernel) against the naive
-    # conversion and simulation of the same first jobs of the trace
-    row = compare(os.path.join(TRACES, trace), 2000, queue, textbook=False)
-    assert row["jobs"] > 1500
+    # conversion and simulation of every job of the excerpt (pyss's conversion drops none)
+    lines = len(excerpts.data_lines(trace))
+    row = compare(excerpts.path(trace), lines, queue, textbook=False)
+    assert row["jobs"] == lines
     assert row["pyss_vs_naive"] == 1.0
 
 
@@ -69,7 +68,7 @@ def test_textbook_default_unchanged_on_trace_head(tmp_path):
     # default semantics through schedule(): equal to the textbook oracle on the first 150
     # jobs of KTH (estimate = max(request, run, 1), allocated processors first)
     path = str(tmp_path / "h.swf")
-    m = head(os.path.join(TRACES, "KTH-SP2-1996-2.1-cln.filtered.swf.gz"), 150, path)
+    m = head(excerpts.path(KTH), 150, path)
     tr = swf.read(path)
     jobs = list(zip(tr.submit.tolist(), tr.procs.tolist(), tr.estimate.tolist(), tr.run.tolist()))
     for queue in ("fcfs", "easy"):

@@ -13,6 +13,7 @@ import xarray as xr
 from schedsweep import pipeline
 from schedsweep.pipeline import cli, reference, spec as spec_mod
 from schedsweep.pipeline.plot import figure
+from shipped_specs import load_shipped
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS = sorted((REPO / "jobs").glob("*.toml"))
@@ -31,10 +32,10 @@ arrival_rate = [0.3, 0.6]
 
 
 @pytest.mark.parametrize("path", JOBS, ids=lambda p: p.stem)
-def test_every_spec_names_what_it_reproduces_and_its_references_load(path):
+def test_every_spec_names_what_it_reproduces_and_its_references_load(path, tmp_path):
     doc = tomllib.loads(path.read_text())
     assert doc.get("reproduces"), f"{path.name}: no `reproduces` (docs/reproduction.md)"
-    loaded = spec_mod.load(path)  # validates metrics and coordinates of every reference
+    loaded = load_shipped(path, tmp_path)  # validates metrics and coordinates of every reference
     ref = reference.from_spec_text(loaded.text)
     for v in ref.values:
         assert np.isfinite(v.value)

@@ -146,3 +146,10 @@ def test_a_cold_cache_is_filled_by_one_pilot_before_the_others_start(tmp_path, w
     stats = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                       check=True).stdout)
     assert stats and all(hits >= 1 and misses == 0 for hits, misses in stats.values()), stats
+
+
+def test_traces_listing_loads_neither_numba_nor_pooch():
+    """``schedsweep traces`` reads the catalogue and the cache folder only; pooch (and the
+    network stack) load when a download starts."""
+    mods = loaded_after(["traces"])
+    assert not [m for m in HEAVY + KERNELS + ("pooch", "requests") if m in mods]

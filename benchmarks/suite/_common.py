@@ -1,4 +1,4 @@
-"""Helpers shared by the suite's benchmarks: where the peers and traces are, CPU clocks,
+"""Helpers shared by the suite's benchmarks: the peers and full logs (or asv's skip without them), CPU clocks,
 peer runs, and A/B timing within one process."""
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import contextlib
 import importlib.util
 import io
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,16 +14,39 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from benchmarks import outside
+
 ROOT = Path(__file__).resolve().parents[2]
-# The peers and traces live beside the repository (../shared); SCHEDSWEEP_SHARED overrides.
-SHARED = Path(os.environ.get("SCHEDSWEEP_SHARED", ROOT.parent / "shared"))
-PEERS = SHARED / "peers"
-TRACES = SHARED / "traces"
+# The peers and the full logs lie outside the repository (benchmarks/outside.py says where);
+# a benchmark that needs one that is absent is skipped by asv with the reason.
+PEERS = outside.PEERS
+
+try:
+    from asv_runner.benchmarks.mark import SkipNotImplemented as _Skip  # asv skips, from setup or body
+except ImportError:  # asv not installed: the suite's modules still import (tests/test_bench_suite.py)
+    _Skip = NotImplementedError
+
+
+def peer_path(script: str) -> Path:
+    """``PEERS/script``, or asv's skip saying the peer is absent."""
+    try:
+        return outside.peer(script)
+    except outside.Missing as exc:
+        raise _Skip(str(exc)) from None
+
+
+def trace(name: str) -> str:
+    """The cached full log ``name`` (catalogue or archive file name), or asv's skip saying how
+    to fetch it."""
+    try:
+        return outside.full_trace(name)
+    except outside.Missing as exc:
+        raise _Skip(str(exc)) from None
 
 
 def load_peer(name: str) -> ModuleType:
     """Import ``PEERS/name.py`` as a module (the peers are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(f"peer_{name}", PEERS / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"peer_{name}", peer_path(f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -33,7 +55,7 @@ def load_peer(name: str) -> ModuleType:
 def run_peer_json(script: str, args: list[str]) -> dict:
     """Run the peer ``PEERS/script`` in a fresh interpreter; its last stdout line as JSON
     (every peer reports its own timed section as ``wall_s``, start-up excluded)."""
-    out = subprocess.run([sys.executable, str(PEERS / script), *args], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, str(peer_path(script)), *args], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

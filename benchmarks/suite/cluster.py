@@ -1,4 +1,5 @@
-"""Cluster kernels against the plain-Python peer (pure-Python EASY and conservative backfilling, outside this repository).
+"""Cluster kernels against the plain-Python peer ``easy_backfill_python.py``, on the full logs
+(both outside the repository, benchmarks/outside.py: skipped without them).
 
 Targets: EASY >= 4M jobs/s (KTH-SP2), 2M (CTC-SP2); conservative >= 500k (KTH), 100k (CTC);
 the measured ratios against the peer: EASY KTH 26x, CTC 43x; conservative KTH 25x, CTC 35x.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import TRACES, ab_best, best_of, load_peer
+from ._common import ab_best, best_of, load_peer, trace as full_trace
 
 KTH = "KTH-SP2-1996-2.1-cln.filtered.swf.gz"
 CTC = "CTC-SP2-1996-3.1-cln.swf.gz"
@@ -28,7 +29,7 @@ class _Trace:
     def setup(self, trace: str, policy: str) -> None:
         from schedsweep.workloads.cluster import simulator, swf
 
-        path = str(TRACES / trace)
+        path = full_trace(trace)
         self.peer = load_peer("easy_backfill_python")
         self.peer_jobs, m, _ = self.peer.read_swf(path, limit=JOBS[trace])
         tr = swf.read(path)

@@ -1,4 +1,5 @@
-"""Desktop grid against the SimPy peer (a SimPy desktop grid outside this repository), and LPAS_DG
+"""Desktop grid against the SimPy peer ``desktop_grid_simpy.py`` (outside the repository,
+benchmarks/outside.py; that ratio is skipped without it), and LPAS_DG
 against Gcµ, on the peer's built-in system (4 classes, 6 groups of 5 machines, load 0.7,
 failures at rate 0.002 with mean down time 50).
 

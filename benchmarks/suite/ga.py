@@ -1,4 +1,4 @@
-"""The GA workload against the DEAP peer (a DEAP island GA outside this repository), target >= 20x.
+"""The GA workload against the DEAP peer ``ga_islands_deap.py`` (outside the repository, benchmarks/outside.py; skipped without it), target >= 20x.
 
 The peer's problem (independent tasks, work U[1, 100], machine speeds U[1, 4], makespan),
 one island of 50, 200 tasks on 20 machines, the same seed; our CPU seconds per generation over

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import TRACES, ab_best
+from ._common import ab_best, trace as full_trace
 
 
 class ClusterPlugin:
@@ -18,7 +18,7 @@ class ClusterPlugin:
     def setup(self) -> None:
         from schedsweep.workloads import cluster
 
-        p = cluster._with_defaults({"source": "swf", "trace": str(TRACES / "CTC-SP2-1996-3.1-cln.swf.gz")})
+        p = cluster._with_defaults({"source": "swf", "trace": full_trace("CTC-SP2-1996-3.1-cln")})
         f, seed = cluster.flow(p, 1)
         plugin = dict(p, queue="schedsweep.workloads.cluster.plugin_builtins:easy")
         self.builtin = lambda: cluster.simulate(f.submit, f.cores_req, f.mem_req, f.disk_req, f.estimate, f.tau,
