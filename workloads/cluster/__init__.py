@@ -191,7 +191,8 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     """Per-job records of replication ``seed`` (``pipeline.records``): one row per job and
     node it ran on (``size`` = its processes there), ``status`` 0 completed, 1 killed at its
-    estimate, 2 never started. Generated flows and traces without the packet network."""
+    estimate, 2 never started, and its ``estimate`` (s; the requested time of a jobs.csv
+    export). Generated flows and traces without the packet network."""
     if _with_defaults(params)["network"] != "none":
         raise ValueError("job_records: the packet-network simulator keeps no per-job records yet")
     f, res, _ = schedule(params, seed)
@@ -200,7 +201,7 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
         status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
         return {"job": f.job_id, "submit": f.submit, "start": res.start, "end": res.end,
                 "resource": np.full(f.submit.size, -1, np.int64), "size": np.asarray(f.cores_req, np.int64),
-                "status": status}
+                "status": status, "estimate": f.estimate}
     pieces = np.where(started, res.nodes_used, 1).astype(np.int64)
     job = np.repeat(np.arange(f.submit.size), pieces)
     node = np.full(job.size, -1, np.int64)
@@ -212,7 +213,7 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
         size[first[j]:first[j] + k] = res.alloc_k[a:a + k]
     status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
     return {"job": f.job_id[job], "submit": f.submit[job], "start": res.start[job], "end": res.end[job],
-            "resource": node, "size": size, "status": status[job]}
+            "resource": node, "size": size, "status": status[job], "estimate": f.estimate[job]}
 
 
 @fails_loudly
