@@ -103,11 +103,14 @@ def test_gantt_csv_round_trips_through_evalys(write_spec, tmp_path, capsys):
         assert row["allocated_resources"] == ProcSet(*rec["resource"][mine].tolist())
         assert row["requested_number_of_resources"] == rec["size"][mine].sum()
         assert row["requested_time"] == round(rec["estimate"][mine][0], 6)
-    # evalys's utilisation is the records' busy processors (single-core nodes)
+    # evalys's utilisation (its own start = submit + wait, rounded) holds the records' processor-seconds
     ran = rec["status"] != 2
-    t = float(js.utilisation.index[len(js.utilisation) // 2])
-    busy = rec["size"][ran & (rec["start"] <= t) & (rec["end"] > t)].sum()
-    assert float(js.utilisation.loc[t]) == busy
+    used = js.utilisation
+    area = float(np.nansum(used["area"].values))
+    assert area == pytest.approx(float((rec["size"] * (rec["end"] - rec["start"]))[ran].sum()), rel=1e-9)
+    # never above the 8 nodes, except across evalys's own rounding (start = rounded submit + rounded wait)
+    lasting = np.diff(used.index.values, append=np.inf) > 1e-5
+    assert 0 < used["load"].values[lasting].max() <= 8
 
 
 @pytest.mark.parametrize("trace", ["swf", "json"])
@@ -124,4 +127,5 @@ def test_pyss_pool_export_loads_with_evalys(trace, tmp_path):
     js = JobSet.from_csv(str(out))
     assert js.MaxProcs <= MACHINE
     assert (js.df["proc_alloc"].values == js.df["requested_number_of_resources"].values).all()
-    assert float(js.utilisation.max()) <= MACHINE
+    used = js.utilisation
+    assert float(used["load"].values[np.diff(used.index.values, append=np.inf) > 1e-5].max()) <= MACHINE
