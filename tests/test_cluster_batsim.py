@@ -133,6 +133,15 @@ def test_profiles_and_ids_as_batsim_writes_them(tmp_path):
     assert swf.read(str(path), 4).dropped_too_large == 1          # a smaller machine drops, as in SWF
 
 
+def test_a_good_workload_never_looks_for_lines(pair, monkeypatch):
+    """Finding a line scans the file: done for an error only (once per distinct profile was quadratic)."""
+    calls = []
+    real = batsim._top_members
+    monkeypatch.setattr(batsim, "_top_members", lambda text: calls.append(1) or real(text))
+    data, _ = batsim.read_fields(str(pair[1]))
+    assert data.shape[0] == 300 and len(set(data[:, 3])) > 250 and calls == []   # many profiles, no scan
+
+
 def test_writer_keeps_exact_values(tmp_path):
     x = np.array([0.1, 1e-7, 123456.789, 2.0 ** 40 + 0.5, 3.0])
     path = tmp_path / "x.json"

@@ -49,7 +49,8 @@ def test_hand_made_records_every_column(tmp_path):
     assert rows["9"]["finish_time"] == 6.25 and rows["9#1"]["starting_time"] == 6.25       # ids by start order
     assert rows["9#1"]["allocated_resources"] == ProcSet(4)
     never = rows["10"]
-    assert never["final_state"] == "SUBMITTED" and np.isnan(never["starting_time"]) and len(never["allocated_resources"]) == 0
+    assert never["final_state"] == "SUBMITTED" and np.isnan(never["starting_time"])
+    assert len(never["allocated_resources"]) == 0
     assert js.MaxProcs == 5 and (js.df["consumed_energy"] == -1).all()
 
 

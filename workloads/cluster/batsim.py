@@ -166,7 +166,7 @@ class _Profiles:
     def run(self, name: str, k: int, jid: int, stack: tuple[str, ...] = ()) -> float:
         if name in self.done:
             return self.done[name]
-        at = f"{self.where.profile(name)}: profile {name!r} (job {k}, id {jid})"
+        at = _Lazy(lambda: f"{self.where.profile(name)}: profile {name!r} (job {k}, id {jid})")   # lines: on error only
         p = self.profiles[name]
         kind = p.get("type") if isinstance(p, dict) else None
         allowed = (f"allowed types: {' or '.join(map(repr, DELAY_TYPES))} (a fixed delay), "
@@ -186,7 +186,7 @@ class _Profiles:
         self.done[name] = t
         return t
 
-    def _sequence(self, name: str, p: Mapping[str, Any], at: str, k: int, jid: int, stack: tuple[str, ...]) -> float:
+    def _sequence(self, name: str, p: Mapping[str, Any], at: _Lazy, k: int, jid: int, stack: tuple[str, ...]) -> float:
         seq, repeat = p.get("seq"), p.get("repeat", 1)
         if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):
             raise BatsimError(f"{at}: seq = {seq!r}; allowed: an array of profile names")
@@ -203,6 +203,16 @@ class _Profiles:
             for s in seq:
                 t += self.run(s, k, jid, stack + (name,))
         return t
+
+
+class _Lazy:
+    """A message prefix made only when formatted (finding a line scans the file)."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+    def __format__(self, spec: str) -> str:
+        return format(self.make(), spec)
 
 
 class _Where:
