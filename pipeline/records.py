@@ -196,7 +196,8 @@ def jobs_csv(records: dict[str, np.ndarray], output: str, workload_name: str) ->
     ``final_state`` per :data:`FINAL_STATES`. A job run more than once has ids ``J``,
     ``J#1``, ... in order of start. Times are written exactly (shortest float form);
     undefined values (no start, a stretch with zero run time) are left empty.
-    ``consumed_energy`` is -1 (no energy model), ``metadata`` empty, as Batsim writes them.
+    ``consumed_energy`` is -1 (no energy model), ``metadata`` empty, as Batsim writes them;
+    ``profile`` is empty (the records name none).
     """
     groups = executions(records)
     first = np.array([g[0] for g in groups], np.int64)

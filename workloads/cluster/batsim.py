@@ -31,7 +31,7 @@ import gzip
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -208,7 +208,7 @@ class _Profiles:
 class _Lazy:
     """A message prefix made only when formatted (finding a line scans the file)."""
 
-    def __init__(self, make) -> None:
+    def __init__(self, make: Callable[[], str]) -> None:
         self.make = make
 
     def __format__(self, spec: str) -> str:
