@@ -467,6 +467,10 @@ def _gantt(args: argparse.Namespace) -> int:
     recs, source = records.load(Path(args.store), spec, tuple(cell), args.replication)
     label = ", ".join(f"{k}={v}" for k, v in chosen.items())
     output = args.output or str(Path(args.store).with_suffix("")) + f"-gantt-r{args.replication}.png"
+    if output.lower().endswith(".csv"):    # the table, in Batsim's jobs.csv columns (evalys reads it)
+        rows = records.jobs_csv(recs, output, spec.name)
+        print(f"{output}: {rows} job executions in Batsim's jobs.csv columns ({source})")
+        return 0
     bars = records.gantt(recs, f"{spec.name}: {label or 'single cell'}, replication {args.replication}", output)
     print(f"{output}: {bars} job pieces ({source})")
     return 0
@@ -650,7 +654,8 @@ def build_parser() -> argparse.ArgumentParser:
     gantt.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable; every dimension of "
                                                                    "more than one value)")
     gantt.add_argument("--replication", type=int, default=0, help="replication index (default 0)")
-    gantt.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
+    gantt.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store), or FILE.csv: "
+                       "the jobs in Batsim's jobs.csv columns, as evalys reads them")
     gantt.set_defaults(func=_gantt)
 
     check = sub.add_parser("check", help="verify every chunk's checksum and status against the data; "

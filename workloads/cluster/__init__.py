@@ -55,7 +55,7 @@ import numpy as np
 from .._contract import empty_outputs, is_plugin_path
 from ..kernel_support.lazy import handed_on
 from ..kernel_support.plugins import fails_loudly
-from . import swf
+from . import batsim, swf
 from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS  # noqa: F401 (handed on)
 from .flows import Flow, _schedule_plugins, flow, schedule, trace_conversion  # noqa: F401 (handed on)
 from .metrics import REASONS, compute, late_starts, offered_load
@@ -87,7 +87,7 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors.append(f"allocation {params['allocation']!r} is topology-aware: it needs network = 'packet'; "
                       f"with network = 'none' allocation is one of {', '.join(ALLOCATIONS)}")
     if params["source"] == "swf" and not params["trace"]:
-        errors.append("source = 'swf' needs trace (a path to an .swf or .swf.gz file)")
+        errors.append("source = 'swf' needs trace (a path to an .swf, .swf.gz, Batsim .json or .json.gz file)")
     if params["source"] == "swf" and params["trace"] and not os.path.exists(params["trace"]):
         errors.append(f"trace {params['trace']!r} does not exist")
     elif params["source"] == "swf" and params["trace"]:
@@ -177,10 +177,11 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
     a malformed record is named by file and line here, not inside every replication."""
     try:
         tr = swf.read_cached(path, max_procs, conversion)
-    except swf.SWFError as exc:
+    except (swf.SWFError, batsim.BatsimError) as exc:
         return [str(exc)]
     except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
-        return [f"{path}: cannot be read as an SWF trace: {exc.__class__.__name__}: {' '.join(str(exc).split())}"]
+        kind = "a Batsim workload" if batsim.is_batsim(path) else "an SWF trace"
+        return [f"{path}: cannot be read as {kind}: {exc.__class__.__name__}: {' '.join(str(exc).split())}"]
     if tr.n_jobs == 0:
         return [f"{path}: no usable job ({tr.dropped_invalid} with run time < 0 or no processor count, "
                 f"{tr.dropped_too_large} larger than the machine's {tr.max_procs} processors)"]
@@ -190,7 +191,8 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     """Per-job records of replication ``seed`` (``pipeline.records``): one row per job and
     node it ran on (``size`` = its processes there), ``status`` 0 completed, 1 killed at its
-    estimate, 2 never started. Generated flows and traces without the packet network."""
+    estimate, 2 never started, and its ``estimate`` (s; the requested time of a jobs.csv
+    export). Generated flows and traces without the packet network."""
     if _with_defaults(params)["network"] != "none":
         raise ValueError("job_records: the packet-network simulator keeps no per-job records yet")
     f, res, _ = schedule(params, seed)
@@ -199,7 +201,7 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
         status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
         return {"job": f.job_id, "submit": f.submit, "start": res.start, "end": res.end,
                 "resource": np.full(f.submit.size, -1, np.int64), "size": np.asarray(f.cores_req, np.int64),
-                "status": status}
+                "status": status, "estimate": f.estimate}
     pieces = np.where(started, res.nodes_used, 1).astype(np.int64)
     job = np.repeat(np.arange(f.submit.size), pieces)
     node = np.full(job.size, -1, np.int64)
@@ -211,7 +213,7 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
         size[first[j]:first[j] + k] = res.alloc_k[a:a + k]
     status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
     return {"job": f.job_id[job], "submit": f.submit[job], "start": res.start[job], "end": res.end[job],
-            "resource": node, "size": size, "status": status[job]}
+            "resource": node, "size": size, "status": status[job], "estimate": f.estimate[job]}
 
 
 @fails_loudly

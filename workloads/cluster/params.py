@@ -13,10 +13,13 @@ from .metrics import METRICS as CORE_METRICS
 from .network_params import NETWORK_METRICS, NETWORK_PARAMS, resolve_layout
 
 PARAMS = (
-    Param("source", "str", "lublin", "job flow: 'lublin' (generated) or 'swf' (the trace in `trace`)",
+    Param("source", "str", "lublin",
+          "job flow: 'lublin' (generated) or 'swf' (the trace file in `trace`, SWF or Batsim JSON)",
           choices=("lublin", "swf")),
-    Param("trace", "path", "", "SWF trace (.swf or .swf.gz) when source = 'swf'"),
-    Param("trace_max_procs", "int", 0, "machine size for the trace; 0 = its '; MaxProcs:' header", low=0),
+    Param("trace", "path", "", "trace file when source = 'swf': SWF (.swf, .swf.gz) or a Batsim workload "
+          "(.json, .json.gz)"),
+    Param("trace_max_procs", "int", 0,
+          "machine size for the trace; 0 = its '; MaxProcs:' header (Batsim: nb_res)", low=0),
     Param("trace_load", "float", 0.0, "scale trace submit times so eq. (8) gives this load (fraction); 0 = as recorded",
           low=0.0),
     Param("jobs", "int", 1000, "jobs per generated flow", low=1),

@@ -7,6 +7,8 @@ Jobs with run time < 0 or no processor count are dropped (``dropped_invalid``), 
 larger than the machine are dropped (``dropped_too_large``). Queue order: submit time,
 ties by job id. Lines starting with ``;`` are header lines (``; MaxProcs: N``); a data
 line that does not have exactly 18 numeric fields is an error naming file and line.
+A Batsim JSON workload (``.json``, ``.json.gz``) is read as the SWF records it stands for
+(``batsim.py``), its ``nb_res`` as MaxProcs; the rules below then apply to it unchanged.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from . import batsim
 
 N_FIELDS = 18
 _MAXPROCS = re.compile(r";\s*MaxProcs:\s*(-?\d+)")
@@ -55,8 +59,12 @@ def read_fields(path: str) -> tuple[np.ndarray, int | None]:
     """All data records as a float64 ``(n, 18)`` array, and the header's MaxProcs (or None).
 
     Raises :class:`SWFError` naming the file and 1-based line number of the first
-    malformed record (wrong field count or a non-numeric field).
+    malformed record (wrong field count or a non-numeric field). A Batsim workload
+    (``batsim.is_batsim``) gives its jobs as records and its nb_res, or raises
+    ``batsim.BatsimError``.
     """
+    if batsim.is_batsim(path):
+        return batsim.read_fields(path)
     header_procs = None
     tokens: list[str] = []
     lines: list[int] = []
@@ -92,7 +100,7 @@ def read_fields(path: str) -> tuple[np.ndarray, int | None]:
 
 
 def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
-    """Parse ``path`` (.swf or .swf.gz) with the field rules of this module.
+    """Parse ``path`` (.swf or .swf.gz, or a Batsim .json or .json.gz) with the field rules of this module.
 
     ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
     ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`: nothing is
