@@ -131,6 +131,14 @@ def _exact(result: dict[str, np.ndarray], det: np.ndarray) -> dict[str, np.ndarr
     return result
 
 
+def cell_values(ds: xr.Dataset, metric: str) -> tuple[xr.DataArray, xr.DataArray | None]:
+    """``metric``'s replications (loaded), each deterministic cell's one value in all of them,
+    and the deterministic cells (None when the store has none)."""
+    da = ds[metric].load()
+    det = _cell_mask(deterministic_mask(ds), da)
+    return (da, None) if det is None else (_filled(da, det), det)
+
+
 def metric_names(ds: xr.Dataset, metrics: Iterable[str] | None = None) -> list[str]:
     """The metric variables of a store (those with a replication dim, not status/reason/seed)."""
     names = [m for m in ds.attrs.get("metrics", []) if m in ds] or [
