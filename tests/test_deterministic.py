@@ -317,3 +317,32 @@ def test_over_needs_paired_and_a_dimension(mm1_store):
         tables.compute(ds, ["mean_wait"], paired="service_rate=1.0", over="nodes")
     with pytest.raises(stats.QueryError, match="the --paired dimension"):
         tables.compute(ds, ["mean_wait"], paired="service_rate=1.0", over="service_rate")
+
+
+def test_merged_stores_keep_their_deterministic_cells(tmp_path):
+    from schedsweep.pipeline.export import merge
+
+    halves = []
+    for k, names in enumerate((["w0.swf", "w1.swf"], ["w2.swf"])):
+        folder = tmp_path / f"half{k}"
+        folder.mkdir()
+        write_traces(folder)
+        spec = folder / "t.toml"
+        spec.write_text(f'name = "trace-det"\nworkload = "cluster"\ndescription = "d"\nreplications = 3\nseed = 11\n'
+                        f'[params]\nsource = "swf"\n[sweep]\ntrace = {names!r}\n'.replace("'", '"'))
+        halves.append(run(spec, folder / "t.zarr"))
+    ds = pipeline.open_store(merge(halves, tmp_path / "merged.zarr"))
+    assert np.asarray(ds.attrs["deterministic"]).shape == (3,) and np.asarray(ds.attrs["deterministic"]).all()
+    assert tables.completeness(ds)[DETERMINISTIC_LABEL] == 3 * 2
+    text = tables.render(tables.compute(ds, ["mean_wait"]), "text", columns=200)
+    assert text.count("(deterministic)") == 3 and "±" not in text
+
+
+def test_cli_table_over(made, capsys):
+    from schedsweep.pipeline import cli
+
+    assert cli.main(["table", str(made[1]), "--metric", "mean_wait", "--paired", "queue=fcfs", "--over", "trace"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the header wraps to the terminal's width
+    assert "pooled over trace" in out and "(deterministic)" not in out
+    assert cli.main(["table", str(made[1]), "--metric", "mean_wait"]) == 0
+    assert "(deterministic)" in capsys.readouterr().out
