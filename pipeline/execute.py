@@ -136,9 +136,21 @@ def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
     module = workload_of(spec)
     chunk = batch_size or spec.run.get("batch_size")
     if chunk:
-        return sizing.describe(sizing.size(spec, module, chunk), chunk)
-    return sizing.describe(sizing.size(spec, module, spec.replications), spec.replications,
-                           sizing.size(spec, module, 1))
+        lines = sizing.describe(sizing.size(spec, module, chunk), chunk)
+    else:
+        lines = sizing.describe(sizing.size(spec, module, spec.replications), spec.replications,
+                                sizing.size(spec, module, 1))
+    return lines + deterministic_lines(spec, module)
+
+
+def deterministic_lines(spec: Spec, module: Any) -> list[str]:
+    """What ``run --dry-run`` says of the cells that run once (none: nothing)."""
+    mask, why = deterministic_cells(spec, module)
+    n = int(mask.sum())
+    if not n:
+        return []
+    return [f"deterministic: {n} of {mask.size} cells ({', '.join(sorted(set(why)))}) run once (replication 0); "
+            f"the store holds {spec.replications} replications per cell, the others 'not needed'"]
 
 
 def _warn_size(spec: Spec, path: Path, batch_size: int | None) -> None:
@@ -286,10 +298,10 @@ class _Runner:
         per_cell = min(self.spec.replications, -(-self.executor.n_workers // len(picks)))
         step = self.spec.replications // per_cell
         jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
-        jobs = [(cell, 0, 1) if self.deterministic[cell] else (cell, a, b) for cell, a, b in jobs
-                if not (self.deterministic[cell] and a)]  # a deterministic cell has replication 0 only
         if self.spec.auto:  # only replications every cell runs: the first wave, from replication 0
             jobs = [(cell, 0, self.spec.auto["min"]) for cell in picks]
+        jobs = [(cell, 0, 1) if self.deterministic[cell] else (cell, a, b) for cell, a, b in jobs
+                if not (self.deterministic[cell] and a)]  # a deterministic cell has replication 0 only
         timeout = self.task_timeout or PILOT_TIMEOUT
         # The first call may compile numba kernels for minutes on a cold cache: say what runs.
         say(f"pilot: timing {len(picks)} of {len(all_cells)} cells (time limit {timeout:g} s per part)")

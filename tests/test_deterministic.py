@@ -346,3 +346,30 @@ def test_cli_table_over(made, capsys):
     assert "pooled over trace" in out and "(deterministic)" not in out
     assert cli.main(["table", str(made[1]), "--metric", "mean_wait"]) == 0
     assert "(deterministic)" in capsys.readouterr().out
+
+
+def test_auto_replications_stop_a_deterministic_cell_after_one_run(tmp_path):
+    """replications = "auto" with deterministic and varying cells: the deterministic ones run
+    once and count as done; the varying ones run waves as before."""
+    names = write_traces(tmp_path)[:1]
+    spec = tmp_path / "auto.toml"
+    spec.write_text(f'name = "auto-det"\nworkload = "cluster"\ndescription = "a"\nreplications = "auto"\n'
+                    'precision = 0.5\nprecision_metric = "mean_wait"\nmax_replications = 12\nmin_replications = 3\n'
+                    f'seed = 2\n[params]\nsource = "swf"\ntrace = "{names[0]}"\n[sweep]\n'
+                    'speeds = ["homogeneous", "heterogeneous"]\n')
+    ds = pipeline.open_store(pipeline.run(spec, tmp_path / "auto.zarr", workers=0, progress=False))
+    status = ds["status"].values
+    assert status[0, 0] == OK and (status[0, 1:] == NOT_RUN).all()
+    assert (status[1, :3] == OK).all()  # the first wave of the varying cell
+    assert ds.attrs["auto"]["done"][0] is True and ds.attrs["auto"]["replications_run"][0] == 1
+    counts = tables.completeness(ds)
+    assert counts[DETERMINISTIC_LABEL] == 11 and counts["not run"] == 0
+
+
+def test_dry_run_says_which_cells_run_once(made):
+    from schedsweep.pipeline.execute import size_lines
+    from schedsweep.pipeline.spec import load
+
+    lines = size_lines(load(made[0]))
+    assert lines[-1] == ("deterministic: 6 of 6 cells (whole trace) run once (replication 0); the store holds "
+                         f"{REPLICATIONS} replications per cell, the others 'not needed'")
