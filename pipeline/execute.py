@@ -428,10 +428,10 @@ class _Runner:
     def _record_deterministic(self) -> None:
         """The deterministic cells in the store's attrs (readers show them without a CI) and
         the run's one line about them. Written at every run, so a grown store's new cells
-        are included; a store of a workload without such cells gets no attribute."""
+        are included; a store of a workload without the hook gets no attribute."""
         n = int(self.deterministic.sum())
-        if n == 0 and "deterministic" not in self.writer.attrs():
-            return
+        if n == 0 and getattr(self.module, "deterministic", None) is None and "deterministic" not in self.writer.attrs():
+            return  # a workload without the hook: its stores stay as they were
         self.writer.set_attrs(deterministic=self.deterministic.tolist())
         if n:
             why = ", ".join(sorted(set(self._deterministic_why)))

@@ -84,12 +84,45 @@ def deterministic_mask(ds: xr.Dataset) -> xr.DataArray | None:
     raw = ds.attrs.get("deterministic")
     dims = [d for d in ds.attrs.get("dims", [])]
     if raw is None:
+        raw = _declared(ds, dims)  # a store made before the attribute: what its workload declares
+    if raw is None:
         return None
     mask = np.asarray(raw, dtype=bool)
     if mask.ndim != len(dims) or not mask.any() or any(d not in ds.dims for d in dims) \
             or mask.shape != tuple(ds.sizes[d] for d in dims):
         return None
     return xr.DataArray(mask, dims=dims, coords={d: ds[d].values for d in dims})
+
+
+def _declared(ds: xr.Dataset, dims: list[str]) -> np.ndarray | None:
+    """Per cell, the workload's ``deterministic`` hook on the store's parameters (its fixed
+    ``params`` and each cell's coordinates); None if the workload has no hook, cannot be
+    imported here, or the store's dims are not all there. For stores made before the run
+    recorded the ``deterministic`` attribute (their deterministic cells hold copies)."""
+    from schedsweep import workloads
+    from schedsweep.workloads._contract import deterministic_reason
+
+    try:
+        module = workloads.get(str(ds.attrs.get("workload", "")))
+    except Exception:  # noqa: BLE001 - a workload not importable here: nothing is declared
+        return None
+    if getattr(module, "deterministic", None) is None or any(d not in ds.dims for d in dims):
+        return None
+    members = {d: [c for c, v in ds.coords.items() if v.dims == (d,)] for d in dims}
+    mask = np.zeros(tuple(ds.sizes[d] for d in dims), bool)
+    for cell in np.ndindex(*mask.shape):
+        params = dict(ds.attrs.get("params", {}))
+        for d, i in zip(dims, cell):
+            params.update({c: _plain(ds[c].values[i]) for c in members[d]})
+        try:
+            mask[cell] = deterministic_reason(module, params) is not None
+        except Exception:  # noqa: BLE001 - parameters the hook cannot read: not declared
+            return None
+    return mask
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
 
 
 def needless(ds: xr.Dataset, status: np.ndarray) -> np.ndarray:

@@ -373,3 +373,23 @@ def test_dry_run_says_which_cells_run_once(made):
     lines = size_lines(load(made[0]))
     assert lines[-1] == ("deterministic: 6 of 6 cells (whole trace) run once (replication 0); the store holds "
                          f"{REPLICATIONS} replications per cell, the others 'not needed'")
+
+
+def test_a_store_made_before_the_attribute_is_read_by_the_workload_hook(made, tmp_path):
+    """Stores made before runs recorded ``deterministic`` (their whole-trace cells hold copies)
+    open with the cells the workload declares; a store whose workload has no hook reads as before."""
+    import shutil
+
+    from schedsweep.pipeline import store as store_mod
+
+    old = tmp_path / "old.zarr"
+    shutil.copytree(made[1], old)
+    group = store_mod.open_group(old, "r+")
+    del group.attrs["deterministic"]
+    store_mod.consolidate(old)
+    ds = pipeline.open_store(old)
+    assert "deterministic" not in ds.attrs
+    assert stats.deterministic_mask(ds).values.all()
+    assert tables.completeness(ds)[DETERMINISTIC_LABEL] == 6 * (REPLICATIONS - 1)
+    text = tables.render(tables.compute(ds, ["mean_wait"]), "text", columns=200)
+    assert text.count("(deterministic)") == 6 and "±" not in text
