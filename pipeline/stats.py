@@ -154,6 +154,13 @@ def _filled(da: xr.DataArray, det: xr.DataArray) -> xr.DataArray:
     return da.copy(data=out)
 
 
+def _first_only(da: xr.DataArray, det: xr.DataArray) -> xr.DataArray:
+    """``da`` (filled by :func:`_filled`) with replication 0 alone where ``det``: a deterministic
+    cell (or a pair of them) is one value, so its mean is that value bit for bit and n = 1."""
+    first = xr.DataArray(np.arange(da.sizes[REP]) == 0, dims=[REP])
+    return da.where(~det | first).transpose(*da.dims)
+
+
 def _exact(result: dict[str, np.ndarray], det: np.ndarray) -> dict[str, np.ndarray]:
     """Cells flagged ``det`` keep their value and lose their spread: n = 1, no sd, no CI."""
     result = dict(result)
@@ -204,7 +211,7 @@ def describe(ds: xr.Dataset, level: float = 0.95, metrics: Iterable[str] | None 
         da = ds[m].load()
         det = _cell_mask(mask, da)
         if det is not None:  # the value of its one run (its first defined replication)
-            da = _filled(da, det)
+            da = _first_only(_filled(da, det), det)
         result = describe_array(da.values, level, axis=da.dims.index(REP))
         out[m] = _wrap(da, result if det is None else _exact(result, det.values))
     return xr.Dataset(out, attrs={"level": level})
@@ -247,14 +254,17 @@ def paired(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,
             da = _filled(da, det)
         base = da.sel({dim: baseline}, drop=True)
         diff = (da - base).transpose(*da.dims)
+        if det is not None:  # two deterministic cells: one exact difference
+            both = (det & det.sel({dim: baseline}, drop=True)).transpose(*det.dims)
+            diff = _first_only(diff, both)
         axis = diff.dims.index(REP)
         result = describe_array(diff.values, level, axis=axis)
         base_same = base.broadcast_like(da).transpose(*da.dims).where(~np.isnan(diff.values))
         base_mean = describe_array(base_same.values, level, axis=axis)["mean"]
         with np.errstate(invalid="ignore", divide="ignore"):
             result["relative_change"] = result["mean"] / base_mean
-        if det is not None:  # two deterministic cells: an exact difference
-            result = _exact(result, (det & det.sel({dim: baseline}, drop=True)).transpose(*det.dims).values)
+        if det is not None:
+            result = _exact(result, both.values)
         out[m] = _wrap(diff, result)
     return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}"})
 
@@ -284,9 +294,8 @@ def paired_over(ds: xr.Dataset, dim: str, baseline: Any, over: str, level: float
         det = xr.zeros_like(da.isel({REP: 0}, drop=True), dtype=bool) if det is None else det
         x = _filled(da, det) if mask is not None else da
         both = det & det.sel({dim: baseline}, drop=True)
-        first = xr.DataArray(np.arange(da.sizes[REP]) == 0, dims=[REP])
-        keep = ~both | first  # one pair per value of `over` where both cells are deterministic
-        diff = (x - x.sel({dim: baseline}, drop=True)).where(keep)
+        # one pair per value of `over` where both cells are deterministic
+        diff = _first_only((x - x.sel({dim: baseline}, drop=True)).transpose(*da.dims), both)
         base = x.sel({dim: baseline}, drop=True).broadcast_like(x).where(~np.isnan(diff))
         others = [d for d in da.dims if d not in (over, REP)]
         order = others + [over, REP]
@@ -315,9 +324,12 @@ def ratio(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,
         if det is not None:
             da = _filled(da, det)
         base = da.sel({dim: baseline}, drop=True).broadcast_like(da).transpose(*da.dims)
+        if det is not None:  # two deterministic cells: one exact ratio
+            both = (det & det.sel({dim: baseline}, drop=True)).transpose(*det.dims)
+            da, base = _first_only(da, both), _first_only(base, both)
         axis = da.dims.index(REP)
         result = ratio_array(da.values, base.values, level, axis=axis)
-        if det is not None:  # two deterministic cells: an exact ratio
-            result = _exact(result, (det & det.sel({dim: baseline}, drop=True)).transpose(*det.dims).values)
+        if det is not None:
+            result = _exact(result, both.values)
         out[m] = _wrap(da, result)
     return xr.Dataset(out, attrs={"level": level, "ratio": f"{dim}={baseline}"})

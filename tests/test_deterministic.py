@@ -20,7 +20,7 @@ from schedsweep.pipeline import plot, report, stats, tables, verify
 from schedsweep.pipeline.store import DETERMINISTIC_LABEL, NOT_RUN, OK
 from schedsweep.workloads import cluster, mm1
 
-REPLICATIONS = 4
+REPLICATIONS = 5
 TRACES = 3
 TIMING = {m.name for m in cluster.METRICS if m.timing}
 
