@@ -335,7 +335,7 @@ def _table(args: argparse.Namespace) -> int:
     from .tables import compute, render
 
     ds = open_store(args.store)
-    result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
+    result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level, args.over)
     from .terminal import width
 
     print(render(result, args.format, args.by, columns=None if args.wide else width()))
@@ -625,6 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     table.add_argument("--by", help="dimension whose values become columns")
     table.add_argument("--paired", help="DIM=BASELINE: paired differences against the baseline")
+    table.add_argument("--over", metavar="DIM", help="with --paired: pool the paired differences over the values of "
+                       "DIM (traces, windows, any dimension): one Student-t interval per remaining cell")
     table.add_argument("--ratio", help="DIM=BASELINE: ratio of means against the baseline")
     table.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     table.add_argument("--format", default="text", choices=("text", "csv", "markdown", "json"))

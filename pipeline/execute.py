@@ -135,9 +135,21 @@ def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
     module = workload_of(spec)
     chunk = batch_size or spec.run.get("batch_size")
     if chunk:
-        return sizing.describe(sizing.size(spec, module, chunk), chunk)
-    return sizing.describe(sizing.size(spec, module, spec.replications), spec.replications,
-                           sizing.size(spec, module, 1))
+        lines = sizing.describe(sizing.size(spec, module, chunk), chunk)
+    else:
+        lines = sizing.describe(sizing.size(spec, module, spec.replications), spec.replications,
+                                sizing.size(spec, module, 1))
+    return lines + deterministic_lines(spec, module)
+
+
+def deterministic_lines(spec: Spec, module: Any) -> list[str]:
+    """What ``run --dry-run`` says of the cells that run once (none: nothing)."""
+    mask, why = deterministic_cells(spec, module)
+    n = int(mask.sum())
+    if not n:
+        return []
+    return [f"deterministic: {n} of {mask.size} cells ({', '.join(sorted(set(why)))}) run once (replication 0); "
+            f"the store holds {spec.replications} replications per cell, the others 'not needed'"]
 
 
 def _warn_size(spec: Spec, path: Path, batch_size: int | None) -> None:
@@ -204,6 +216,8 @@ class _Runner:
         self.progress = progress
         self.dim_names = [d.name for d in spec.dims]
         self.cells = dict(spec.cells())
+        # cells whose result does not depend on the seed (the workload's deterministic hook): run once
+        self.deterministic, self._deterministic_why = deterministic_cells(spec, self.module)
         self.writer: store_mod.Writer | None = None
         self._future_batch: dict[str, Batch] = {}
         self.bar: Any = None
@@ -222,7 +236,9 @@ class _Runner:
             reps = np.asarray(batch_reps) if batch_reps else np.full(self.spec.shape, self.writer.chunk())
             self._rerun_damaged()
             status = self.writer.status_array()
-            say(f"resuming {self.path}: {int((status != store_mod.NOT_RUN).sum())} of {status.size} replications done")
+            needed = ~needless_replications(self.deterministic, self.spec.replications)
+            say(f"resuming {self.path}: {int(((status != store_mod.NOT_RUN) & needed).sum())} of {int(needed.sum())} "
+                "replications done")
         else:
             if batch_size:
                 chunk, reps = batch_size, np.full(self.spec.shape, batch_size)
@@ -234,6 +250,8 @@ class _Runner:
                 self._write(Batch(cell, start, start + result["n"]), result)
             status = self.writer.status_array()
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
+        todo &= ~needless_replications(self.deterministic, self.spec.replications)
+        self._record_deterministic()
         self.reps = reps
         if self.spec.auto:  # replications = "auto": each cell's first wave, or none if it is done
             todo &= self._auto_limits()[..., None] > np.arange(self.spec.replications)
@@ -282,6 +300,8 @@ class _Runner:
         jobs = [(cell, j * step, min(j * step + 1024, (j + 1) * step)) for cell in picks for j in range(per_cell)]
         if self.spec.auto:  # only replications every cell runs: the first wave, from replication 0
             jobs = [(cell, 0, self.spec.auto["min"]) for cell in picks]
+        jobs = [(cell, 0, 1) if self.deterministic[cell] else (cell, a, b) for cell, a, b in jobs
+                if not (self.deterministic[cell] and a)]  # a deterministic cell has replication 0 only
         timeout = self.task_timeout or PILOT_TIMEOUT
         # The first call may compile numba kernels for minutes on a cold cache: say what runs.
         say(f"pilot: timing {len(picks)} of {len(all_cells)} cells")
@@ -374,7 +394,7 @@ class _Runner:
     def _next_wave(self, cell: tuple[int, ...]) -> None:
         """A cell finished its wave: stop it, or submit the replications its next wave needs."""
         d = self._auto_decision(cell)
-        if d.done:
+        if d.done or self.deterministic[cell]:
             return
         status = self.writer.cell_status(cell)
         missing = (status == store_mod.NOT_RUN) & (np.arange(self.spec.replications) < d.next_n)
@@ -395,6 +415,7 @@ class _Runner:
             d = self._auto_decision(cell)
             run[cell] = int((self.writer.cell_status(cell) != store_mod.NOT_RUN).sum())
             precision[cell], met[cell], done[cell] = d.precision, d.met and d.done, d.done
+            done[cell] |= bool(self.deterministic[cell])  # run once: nothing more to do
         a = self.spec.auto
         self.writer.set_attrs(auto={
             "precision": a["precision"], "metric": a["metric"], "min_replications": a["min"],
@@ -405,6 +426,19 @@ class _Runner:
         say(f"auto: {int(met.sum())} of {met.size} cells reached relative precision {a['precision']:g} of "
             f"{a['metric']}; replications run per cell {int(run.min())}-{int(run.max())} "
             f"(at most {self.spec.replications})")
+
+    def _record_deterministic(self) -> None:
+        """The deterministic cells in the store's attrs (readers show them without a CI) and
+        the run's one line about them. Written at every run, so a grown store's new cells
+        are included; a store of a workload without the hook gets no attribute."""
+        n = int(self.deterministic.sum())
+        if n == 0 and getattr(self.module, "deterministic", None) is None and "deterministic" not in self.writer.attrs():
+            return  # a workload without the hook: its stores stay as they were
+        self.writer.set_attrs(deterministic=self.deterministic.tolist())
+        if n:
+            why = ", ".join(sorted(set(self._deterministic_why)))
+            say(f"{self.spec.workload}: {n} of {self.deterministic.size} cells are deterministic ({why}): "
+                "run once each, shown without a CI")
 
     # -- the store --------------------------------------------------------------------
     def _create(self, chunk: int, reps: np.ndarray) -> None:
@@ -523,6 +557,10 @@ class _Runner:
         store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         status = self.writer.status_array()
         counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
+        needless = int((needless_replications(self.deterministic, self.spec.replications)
+                        & (status == store_mod.NOT_RUN)).sum())
+        counts[store_mod.STATUS_LABELS[store_mod.NOT_RUN]] -= needless
+        counts[store_mod.DETERMINISTIC_LABEL] = needless
         say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))
         self.store_failed = counts["failed"]
 
@@ -576,6 +614,26 @@ class _Runner:
         kind = "crashed" if batch.lost >= MAX_LOST else "error"
         self._write(batch, {"outputs": outputs, "failed": {k: (kind, text) for k in range(n)}, "seconds": 0.0})
         self._advance(batch)
+
+
+def deterministic_cells(spec: Spec, module: Any) -> tuple[np.ndarray, list[str]]:
+    """Per cell of ``spec``, whether its workload declares it deterministic
+    (``workloads._contract.deterministic_reason``), and the reasons given."""
+    from schedsweep.workloads._contract import deterministic_reason
+
+    mask = np.zeros(spec.shape, bool)
+    why = []
+    for cell, params in spec.cells():
+        reason = deterministic_reason(module, params)
+        if reason:
+            mask[cell] = True
+            why.append(reason)
+    return mask, why
+
+
+def needless_replications(deterministic: np.ndarray, replications: int) -> np.ndarray:
+    """(cells..., replication): the replications a deterministic cell does not need (all but 0)."""
+    return np.asarray(deterministic, bool)[..., None] & (np.arange(replications) >= 1)
 
 
 def _kernels_cached(module: Any) -> bool:

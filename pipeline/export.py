@@ -181,12 +181,21 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
                                   order, axis=axis).tolist() \
         if all("batch_reps" in d.attrs for d in datasets) else attrs.get("batch_reps")
     attrs.pop("pilot_seconds_per_rep", None)
+    if any("deterministic" in d.attrs for d in datasets):  # the cells run once, in the merged order
+        attrs["deterministic"] = _merged_flags(datasets, axis, order)
     merged.attrs = attrs
     for name in merged.variables:
         src = first[name] if name in first.variables else None
         if src is not None:
             merged[name].attrs = dict(src.attrs)
     return merged[[v for v in first.data_vars]]
+
+
+def _merged_flags(datasets: list[xr.Dataset], axis: int, order: np.ndarray) -> list:
+    """The ``deterministic`` cell flags of stores merged along ``axis`` (a store without them: none)."""
+    flags = [np.asarray(d.attrs["deterministic"], bool) if "deterministic" in d.attrs else
+             np.zeros(tuple(d.sizes[n] for n in d.attrs.get("dims", [])), bool) for d in datasets]
+    return np.take(np.concatenate(flags, axis=axis), order, axis=axis).tolist()
 
 
 def merge(paths: list[str | Path], output: str | Path) -> Path:

@@ -111,7 +111,12 @@ def draw(ax: Axes, da: xr.DataArray, x: str, hue: str | None) -> None:
             pos = np.arange(len(xs)) + offset
             err = np.vstack([mean - low, high - mean])
             err = np.where(np.isfinite(err), err, 0.0)
-            ax.errorbar(pos, mean, yerr=err, fmt="o", ms=4, capsize=3, color=color, label=name)
+            exact = deterministic_points(g)
+            if exact.all():  # values of deterministic cells: points, no bars that would read as a CI
+                ax.plot(pos, mean, "o", ms=4, color=color, label=name, linestyle="none")
+            else:
+                err = np.where(exact, np.nan, err)  # no cap drawn at a deterministic point
+                ax.errorbar(pos, mean, yerr=err, fmt="o", ms=4, capsize=3, color=color, label=name)
     defined = bool(np.isfinite(da.sel(stat="mean").values).any())
     if not defined:
         ax.text(0.5, 0.5, "no defined value\n(NaN in every cell)", transform=ax.transAxes, ha="center",
@@ -170,13 +175,30 @@ def label_depth(xs: np.ndarray, fontsize_in: float = 0.11) -> float:
     return fontsize_in + 0.5 * fontsize_in * 0.6 * max(len(str(_plain(v))) for v in xs)
 
 
-def caption(da: xr.DataArray, fixed: dict[str, Any]) -> str:
-    """What the figure shows, in one line: CI level, replications, fixed dimensions."""
-    n = da.sel(stat="n").values
+def deterministic_points(da: xr.DataArray) -> np.ndarray:
+    """Per point of ``da`` (dims [hue,] x, stat), whether it is a deterministic cell's value (no CI)."""
+    from .stats import DETERMINISTIC
+
+    if DETERMINISTIC not in da["stat"].values:
+        return np.zeros(da.sel(stat="mean").shape, bool)
+    return da.sel(stat=DETERMINISTIC).values == 1.0
+
+
+def value_words(level: float, n: np.ndarray, exact: np.ndarray) -> str:
+    """What the points are: mean and CI with its n, or deterministic values (run once, no CI)."""
+    n = np.asarray(n, float)[~np.asarray(exact, bool)]
     n = n[np.isfinite(n)]
+    if np.asarray(exact).any() and n.size == 0:
+        return "value (deterministic: run once, no CI)"
     reps = "" if n.size == 0 else (f", n = {int(n.min())}" if n.min() == n.max()
                                    else f", n = {int(n.min())}–{int(n.max())}")
-    text = f"mean and {da.attrs.get('level', 0.95):.0%} CI{reps}"
+    text = f"mean and {level:.0%} CI{reps}"
+    return text + ("; deterministic points: one run, no CI" if np.asarray(exact).any() else "")
+
+
+def caption(da: xr.DataArray, fixed: dict[str, Any]) -> str:
+    """What the figure shows, in one line: CI level, replications, fixed dimensions."""
+    text = value_words(da.attrs.get("level", 0.95), da.sel(stat="n").values, deterministic_points(da))
     if fixed:
         text += "; at " + ", ".join(f"{k}={v}" for k, v in fixed.items())
     return text

@@ -129,19 +129,20 @@ def published_html(ds: xr.Dataset, level: float) -> str:
 
 def scorecard_html(card: dict[str, Any]) -> str:
     """One spec's scorecard (pipeline/verify.py) as HTML tables."""
-    from .verify import _claim_need, _need, _num, _rel
+    from .verify import _claim_need, _need, _rel, ours_text
 
     out = [f"<p>Reproduces: {_e(card['reproduces'])}. Verdict: <b>{_e(card['verdict'])}</b> "
            f"({_e(card['replications'])} replications, {card['level']:.0%} CIs)</p>"]
     if card["dropped"]:
         out.append(f"<p class='muted'>Dropped by overrides: {_e('; '.join(card['dropped']))}</p>")
     if card["values"]:
-        out.append("<table><tr><th>verdict</th><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI)</th>"
+        exact = " or value, deterministic" if any(v.get("deterministic") for v in card["values"]) else ""
+        out.append(f"<table><tr><th>verdict</th><th>metric</th><th>where</th><th>published</th><th>ours (mean ± CI{exact})</th>"
                    "<th>relative difference</th><th>tolerance</th><th>source</th></tr>")
         for v in card["values"]:
             out.append(f"<tr><td>{_e(v['verdict'] + _need(v['needed']))}</td><td class='key'>{_e(v['metric'])}</td>"
                        f"<td class='key'>{_e(v['where'])}</td><td>{v['published']:.6g}</td>"
-                       f"<td>{_num(v['ours'])} ± {_num(v['half_width'], '.2g')}</td><td>{_rel(v['relative'])}</td>"
+                       f"<td>{_e(ours_text(v))}</td><td>{_rel(v['relative'])}</td>"
                        f"<td>±{v['tolerance']:.0%}</td><td class='key'>{_e(v['source'])}</td></tr>")
         out.append("</table>")
     if card["claims"]:
@@ -204,6 +205,7 @@ def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95,
                         top=1 - 0.35 / height, wspace=0.75 / (PANEL_SIZE[0] - 0.75),
                         hspace=(below + 0.35) / (panel_height - below - 0.35))
     counts: list[np.ndarray] = []
+    exact: list[np.ndarray] = []
     fixed: dict[str, Any] = {}
     for k, metric in enumerate(metrics):
         ax = fig.add_subplot(nrows, ncols, k + 1)
@@ -215,14 +217,25 @@ def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95,
         ax.set_title(metric + "".join(f" ({k}={v})" for k, v in extra.items()), fontsize="medium")
         ax.tick_params(labelsize="small")
         counts.append(da.sel(stat="n").values.ravel())
+        exact.append(plot.deterministic_points(da).ravel())
         fixed.update(fixed_here)
-    n = np.concatenate(counts)
-    n_text = f"n = {int(n.min())}" if n.min() == n.max() else f"n = {int(n.min())}–{int(n.max())}"
     text = (f"Every metric against {x}" + (f", one line per {hue}" if hue else "")
-            + f": mean and {level:.0%} CI over {n_text} replications per point")
+            + f": {points_words(level, np.concatenate(counts), np.concatenate(exact))}")
     if fixed:
         text += "; other dimensions at " + ", ".join(f"{k}={v}" for k, v in fixed.items())
     return fig, text
+
+
+def points_words(level: float, n: np.ndarray, exact: np.ndarray) -> str:
+    """The figure caption's words for its points: mean and CI over n replications, or the
+    values of deterministic cells (run once, no CI)."""
+    stochastic = n[~exact]
+    if exact.all():
+        return "the value of each point (deterministic: run once, no CI)"
+    n_text = (f"n = {int(stochastic.min())}" if stochastic.min() == stochastic.max()
+              else f"n = {int(stochastic.min())}–{int(stochastic.max())}")
+    text = f"mean and {level:.0%} CI over {n_text} replications per point"
+    return text + ("; points of deterministic cells: their one run, no CI" if exact.any() else "")
 
 
 def _embed(fig: Figure, fmt: str, alt: str) -> str:
@@ -260,14 +273,16 @@ def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant:
     """
     keys = [c for c in long.columns if c not in STAT_NAMES and c != "metric"]
     values = [c for c in VALUE_COLUMNS if c in long.columns]
-    head = "".join(f"<th>{_e(k)}</th>" for k in keys) + "<th>mean ± CI</th>" + "".join(
+    exact = tables._is_det(long)
+    shown_as = "value" if len(exact) and exact.all() else "mean ± CI" + (" or value (deterministic)" if exact.any() else "")
+    head = "".join(f"<th>{_e(k)}</th>" for k in keys) + f"<th>{shown_as}</th>" + "".join(
         f"<th>{_e(c)}</th>" for c in values)
     rows = []
-    for rec in long.to_dict("records"):
+    for rec, det in zip(long.to_dict("records"), exact):
         cells = [f"<td class='key' data-key='{_e(k)}'>{_e(plot._plain(rec[k]))}</td>" for k in keys]
         excludes_zero = np.isfinite(rec["ci_low"]) and (rec["ci_low"] > 0 or rec["ci_high"] < 0)
         sig = " sig" if mark_significant and excludes_zero else ""
-        text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan))
+        text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan), deterministic=det)
         cells.append(f"<td class='pm{sig}'>{_e(text)}</td>")
         for c in values:
             v = float(rec[c])
@@ -293,11 +308,22 @@ def metric_tables_html(ds: xr.Dataset, level: float, defined: list[str]) -> str:
     result = tables.compute(ds, defined or None, (), None, None, level)
     long = _long_frame(result)
     out = [f"<p>Mean, {level:.0%} Student-t confidence interval (half-width, bounds), standard deviation "
-           "and n (replications with a defined value) per cell; as <code>schedsweep table</code>.</p>"]
+           "and n (replications with a defined value) per cell; as <code>schedsweep table</code>."
+           + _deterministic_note(result) + "</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
         out.append(_metric_heading(ds, metric) + stats_table(_drop_empty(rows), "metrics", metric))
     return "\n".join(out)
+
+
+def _deterministic_note(result: xr.Dataset) -> str:
+    """A sentence for tables with deterministic cells (run once: a value, no CI), else ''."""
+    exact, total = tables.deterministic_share(result)
+    if not exact:
+        return ""
+    return (f" {exact} of {total} values are of deterministic cells (the workload declares that their "
+            "result does not depend on the seed): run once, shown as a value marked 'deterministic', "
+            "without a CI.")
 
 
 def _long_frame(result: xr.Dataset) -> pd.DataFrame:
@@ -324,7 +350,7 @@ def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[
     out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
            f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
            "bold where the CI excludes zero. As <code>schedsweep table --paired "
-           f"{_e(paired)}</code>.</p>"]
+           f"{_e(paired)}</code>." + _deterministic_note(result) + "</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
         table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True)
@@ -369,7 +395,8 @@ def _incomplete_cells(ds: xr.Dataset) -> str:
 
     dims = [d for d in ds.attrs.get("dims", []) if d in ds.dims]
     status = ds["status"].load()
-    missing = ((status == NOT_RUN) | (status == FAILED)).sum("replication")
+    spare = stats.needless(ds, status.values)  # replications a deterministic cell never needs
+    missing = (((status == NOT_RUN) & ~spare) | (status == FAILED)).sum("replication")
     if not dims or int(missing.max()) == 0:
         return "<p>Every cell has all its replications.</p>" if int(missing.max()) == 0 else ""
     frame = missing.to_dataframe(name="missing").reset_index()

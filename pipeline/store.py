@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 NOT_RUN, OK, NO_RESULT, FAILED = 0, 1, 2, 3
 STATUS_LABELS = {NOT_RUN: "not run", OK: "ok", NO_RESULT: "no result", FAILED: "failed"}
+#: Replications 1.. of a deterministic cell (root attr ``deterministic``): status 'not run', never needed.
+DETERMINISTIC_LABEL = "not needed (deterministic)"
 
 
 FAILURES_GROUP = "failures"

@@ -34,18 +34,26 @@ def select(ds: xr.Dataset, sel: Iterable[str]) -> xr.Dataset:
 
 
 def compute(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str] = (),
-            paired: str | None = None, ratio: str | None = None, level: float = 0.95) -> xr.Dataset:
-    """The statistics Dataset a table shows."""
+            paired: str | None = None, ratio: str | None = None, level: float = 0.95,
+            over: str | None = None) -> xr.Dataset:
+    """The statistics Dataset a table shows; ``over``: paired differences pooled over that
+    dimension (:func:`stats.paired_over`)."""
     if paired and ratio:
         raise QueryError("give --paired or --ratio, not both")
+    if over and not paired:
+        raise QueryError("--over DIM pools paired differences: give --paired DIM=BASELINE with it")
     metrics = stats.metric_names(ds, metrics)
-    if paired or ratio:
+    if over:
+        (dim, base), = parse_assignments([paired], "--paired")
+        result = stats.paired_over(ds, dim, base, over, level, metrics)
+    elif paired or ratio:
         (dim, base), = parse_assignments([paired or ratio], "--paired" if paired else "--ratio")
         result = (stats.paired if paired else stats.ratio)(ds, dim, base, level, metrics)
     else:
         result = stats.describe(ds, level, metrics)
-    # the spec's replications per cell: a table marks the cells that hold fewer values
-    result.attrs["replications"] = ds.attrs.get("replications")
+    # the spec's replications per cell: a table marks the cells that hold fewer values (pooled
+    # pairs are not replications of one cell: no mark)
+    result.attrs["replications"] = None if over else ds.attrs.get("replications")
     return select(result, sel)
 
 
@@ -67,9 +75,12 @@ def long_frame(result: xr.Dataset) -> pd.DataFrame:
 
 
 def _fmt(mean: float, half: float, relative: float = np.nan, n: float = np.nan,
-         expected: int | None = None) -> str:
+         expected: int | None = None, deterministic: bool = False) -> str:
     """``mean ± half``, the relative change in brackets, and ``[n=K]`` when a cell holds fewer
-    values than the spec's replications (failed, not yet run, or undefined: NaN with a reason)."""
+    values than the spec's replications (failed, not yet run, or undefined: NaN with a reason).
+    A deterministic cell (run once) is its value and the word, never a ``± 0``."""
+    if deterministic:
+        return deterministic_text(mean, relative)
     short = f" [n={int(n)}]" if expected and np.isfinite(n) and n < expected else ""
     if not np.isfinite(mean):
         return "—" + short
@@ -79,14 +90,32 @@ def _fmt(mean: float, half: float, relative: float = np.nan, n: float = np.nan,
     return text + short
 
 
+def deterministic_text(value: float, relative: float = np.nan) -> str:
+    """A deterministic cell's value: ``6982 (deterministic)``, ``-1754 (-20.1%; deterministic)``."""
+    if not np.isfinite(value):
+        return "— (deterministic)"
+    change = f"{relative:+.1%}; " if np.isfinite(relative) else ""
+    return f"{value:.4g} ({change}{DETERMINISTIC_WORD})"
+
+
+DETERMINISTIC_WORD = "deterministic"
+
+
+def _is_det(long: pd.DataFrame) -> np.ndarray:
+    """Per row of a long frame, whether the value is deterministic (no CI)."""
+    if stats.DETERMINISTIC not in long:
+        return np.zeros(len(long), bool)
+    return (long[stats.DETERMINISTIC].to_numpy(dtype=float) == 1.0)
+
+
 def wide_frame(long: pd.DataFrame, by: str | None = None, expected: int | None = None) -> pd.DataFrame:
     """Mean ± half-width, metrics (or the values of ``by``) as columns; ``[n=K]`` where a cell has
     fewer than ``expected`` values."""
     long = long.copy()
     relative = long["relative_change"] if "relative_change" in long else np.full(len(long), np.nan)
     counts = long["n"] if "n" in long else np.full(len(long), np.nan)
-    long["value"] = [_fmt(m, h, r, k, expected)
-                     for m, h, r, k in zip(long["mean"], long["half_width"], relative, counts)]
+    long["value"] = [_fmt(m, h, r, k, expected, d)
+                     for m, h, r, k, d in zip(long["mean"], long["half_width"], relative, counts, _is_det(long))]
     keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c not in ("metric", "value")]
     if by:
         if by not in keys:
@@ -115,7 +144,7 @@ def fitted_text(part: pd.DataFrame, expected: int | None, columns: int) -> str:
         row_keys = ["metric"] + [k for k in keys if k != by]
     else:  # a single cell: one row per metric
         table = table.T.reset_index()
-        table.columns = ["metric", "mean ± CI"]
+        table.columns = ["metric", "value" if _is_det(part).all() else "mean ± CI"]
         row_keys = ["metric"]
     return "\n\n".join(_left(table[row_keys + block]).to_string(index=False)
                         for block in _column_blocks(table, row_keys, columns))
@@ -195,14 +224,35 @@ def _whole(column: pd.Series) -> bool:
 
 def _header(result: xr.Dataset, expected: int | None, short_cells: bool) -> str:
     """What the numbers of a text table are."""
-    header = f"mean ± {result.attrs.get('level', 0.95):.0%} CI half-width"
+    header = _value_words(result)
     if "paired" in result.attrs:
         header += f", paired difference against {result.attrs['paired']} (relative change in brackets)"
+    if "over" in result.attrs:
+        header += (f", pooled over {result.attrs['over']} (the pairs of every {result.attrs['over']} and "
+                   "replication; one pair per deterministic value)")
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
     if expected and short_cells:
         header += f"; [n=K]: the cell holds K of the spec's {expected} replications (see schedsweep show)"
     return header
+
+
+def deterministic_share(result: xr.Dataset) -> tuple[int, int]:
+    """(deterministic cells, cells) of a statistics Dataset, over every metric."""
+    flags = [da.sel(stat=stats.DETERMINISTIC).values.ravel() for da in result.data_vars.values()
+             if stats.DETERMINISTIC in da["stat"].values]
+    total = sum(da.sel(stat="mean").size for da in result.data_vars.values())
+    return (int(sum(int((f == 1.0).sum()) for f in flags)), total)
+
+
+def _value_words(result: xr.Dataset) -> str:
+    """What a table's numbers are: mean ± CI, deterministic values, or both."""
+    level = f"{result.attrs.get('level', 0.95):.0%}"
+    exact, total = deterministic_share(result)
+    if exact and exact == total:
+        return "value of each cell (deterministic: run once, no CI)"
+    words = f"mean ± {level} CI half-width"
+    return words + ("; 'deterministic': the value of a cell run once, no CI" if exact else "")
 
 
 def _same_dims(long: pd.DataFrame) -> list[pd.DataFrame]:
@@ -232,15 +282,20 @@ NOT_NEEDED = "not needed (auto: the cell stopped)"
 def completeness(ds: xr.Dataset) -> dict[str, Any]:
     """Replications per status label. Under ``replications = "auto"`` the replications a
     stopped cell never needed are counted apart, not as "not run" (nothing is left to do)."""
-    from .store import NOT_RUN, STATUS_LABELS
+    from .store import DETERMINISTIC_LABEL, NOT_RUN, STATUS_LABELS
 
     status = ds["status"].values
     counts = {label: int((status == code).sum()) for code, label in STATUS_LABELS.items()}
+    spare = stats.needless(ds, status)  # replications 1.. of deterministic cells
+    if spare.any():
+        needless = int((spare & (status == NOT_RUN)).sum())
+        counts[STATUS_LABELS[NOT_RUN]] -= needless
+        counts[DETERMINISTIC_LABEL] = needless
     auto = ds.attrs.get("auto")
     if auto:
         stopped = np.asarray(auto.get("done", auto.get("met")), dtype=bool)
         if stopped.shape == status.shape[:-1]:
-            needless = int(((status == NOT_RUN) & stopped[..., None]).sum())
+            needless = int(((status == NOT_RUN) & stopped[..., None] & ~spare).sum())
             counts[STATUS_LABELS[NOT_RUN]] -= needless
             counts[NOT_NEEDED] = needless
     return counts

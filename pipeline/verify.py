@@ -94,10 +94,13 @@ class Contrast:
     sd: float  # sd of one replication's difference (paired), or sqrt(sx² + sy²) (unpaired)
     n: int
     t: float  # the t factor of the CI
+    exact: bool = False  # both cells deterministic: the difference of their one runs, no CI
 
     @property
     def sign(self) -> int:
-        """+1: x > y resolved; -1: x < y resolved; 0: not resolved at this n."""
+        """+1: x > y resolved; -1: x < y resolved; 0: not resolved at this n (or exactly equal)."""
+        if self.exact:
+            return 0 if not math.isfinite(self.mean) or self.mean == 0 else (1 if self.mean > 0 else -1)
         if not (math.isfinite(self.mean) and math.isfinite(self.half)):
             return 0
         return 1 if self.mean - self.half > 0 else -1 if self.mean + self.half < 0 else 0
@@ -105,20 +108,28 @@ class Contrast:
     def needed(self) -> int | None:
         """Replications (per cell) for the CI to exclude 0, at this mean and sd; None when the
         means are equal (or undefined): no n resolves it."""
-        if not (math.isfinite(self.mean) and math.isfinite(self.sd)) or self.mean == 0 or self.n < 2:
+        if self.exact or not (math.isfinite(self.mean) and math.isfinite(self.sd)) or self.mean == 0 or self.n < 2:
             return None
         return max(self.n, math.ceil((self.t * self.sd / abs(self.mean)) ** 2))
 
     def text(self) -> str:
+        if self.exact:
+            return f"{self.label}: {self.mean:+.4g} (deterministic)"
         return f"{self.label}: {self.mean:+.4g} ± {self.half:.2g}"
 
 
-def contrast(x: np.ndarray, y: np.ndarray, level: float = 0.95, paired: bool = True, label: str = "") -> Contrast:
+def contrast(x: np.ndarray, y: np.ndarray, level: float = 0.95, paired: bool = True, label: str = "",
+             exact: bool = False) -> Contrast:
     """The CI of ``mean(x - y)``: paired over the replications where both are defined, or
-    Welch's for independent samples."""
+    Welch's for independent samples. ``exact``: both cells are deterministic, their difference
+    is the difference of their one runs (the first replication both define), with no CI."""
     from .stats import t_quantile
 
     x, y = np.asarray(x, float), np.asarray(y, float)
+    if exact:
+        d = (x - y)[~(np.isnan(x) | np.isnan(y))]
+        return Contrast(label, float(d[0]) if d.size else math.nan, math.nan, math.nan, min(d.size, 1), math.nan,
+                        exact=True)
     if paired:
         d = (x - y)[~(np.isnan(x) | np.isnan(y))]
         n = d.size
@@ -160,23 +171,33 @@ def value_verdict(published: float, mean: float, half: float, n: float, toleranc
     return "outside", None
 
 
+def exact_verdict(published: float, value: float, tolerance: float) -> str:
+    """The verdict of a deterministic cell's value (run once, no CI): within the tolerance or
+    outside it; more replications would change nothing, so never 'inside CI' nor 'unresolved'."""
+    if not math.isfinite(value):
+        return "no result"
+    return "within tolerance" if abs(value - published) <= tolerance * abs(published) else "outside"
+
+
 def judge_values(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str, Any]]:
     """One row per published value: ours (mean, half-width, n), relative difference, verdict."""
-    from .stats import describe
+    from .stats import DETERMINISTIC, describe
 
     metrics = sorted({v.metric for v in ref.values if v.metric in ds})
     stats = describe(ds, level, metrics) if metrics else {}
     rows = []
     for v in ref.values:
         mean = half = n = math.nan
+        exact = False
         if v.metric in stats:
             da = stats[v.metric].sel(v.where)
             if not set(da.dims) - {"stat"}:  # one cell
                 mean, half, n = (float(da.sel(stat=s)) for s in ("mean", "half_width", "n"))
+                exact = DETERMINISTIC in da["stat"].values and float(da.sel(stat=DETERMINISTIC)) == 1.0
         tol = ref.tolerance_of(v)
-        verdict, need = value_verdict(v.value, mean, half, n, tol)
+        verdict, need = (exact_verdict(v.value, mean, tol), None) if exact else value_verdict(v.value, mean, half, n, tol)
         rows.append({"metric": v.metric, "where": _show_where(v.where), "source": v.source,
-                     "published": v.value, "ours": mean, "half_width": half, "n": n,
+                     "published": v.value, "ours": mean, "half_width": half, "n": n, "deterministic": exact,
                      "relative": (mean - v.value) / abs(v.value) if v.value and math.isfinite(mean) else None,
                      "tolerance": tol, "verdict": verdict, "needed": need})
     return rows
@@ -210,11 +231,14 @@ def _some_candidate(groups: list[list[Contrast]], means: list[float]) -> tuple[s
 
 
 def judge_slice(claim: Claim, xs: list, ys: np.ndarray, level: float = 0.95,
-                paired: bool = True) -> tuple[str, int | None, list[Contrast]]:
-    """The verdict of ``claim`` on one slice: ``ys[k]`` holds the replications at ``xs[k]``."""
+                paired: bool = True, exact: list[bool] | None = None) -> tuple[str, int | None, list[Contrast]]:
+    """The verdict of ``claim`` on one slice: ``ys[k]`` holds the replications at ``xs[k]``;
+    ``exact[k]``: the cell at ``xs[k]`` is deterministic (a contrast of two such is exact)."""
+    exact = exact or [False] * len(xs)
+
     def c(i: int, j: int, scale: float = 1.0) -> Contrast:
         tag = f"{xs[i]} − {scale:g}×{xs[j]}" if scale != 1 else f"{xs[i]} − {xs[j]}"
-        return contrast(ys[i], scale * ys[j], level, paired, tag)
+        return contrast(ys[i], scale * ys[j], level, paired, tag, exact=exact[i] and exact[j])
 
     k = len(xs)
     if claim.kind == "ratio_at_least":  # only the two compared values need results
@@ -258,19 +282,26 @@ def judge_slice(claim: Claim, xs: list, ys: np.ndarray, level: float = 0.95,
     raise AssertionError(f"claim kind {claim.kind!r} has no verdict")
 
 
-def judge_claim(claim: Claim, data: Any, level: float = 0.95, paired: bool = True) -> dict[str, Any]:
+def judge_claim(claim: Claim, data: Any, level: float = 0.95, paired: bool = True,
+                deterministic: Any = None) -> dict[str, Any]:
     """The verdict of ``claim`` on the replications ``data`` (a DataArray with the claim's
-    dimension and ``replication``); every slice over the other dimensions must agree."""
+    dimension and ``replication``); every slice over the other dimensions must agree.
+    ``deterministic``: a boolean DataArray over ``data``'s cells (its deterministic cells, whose
+    one value ``data`` holds in every replication), or None."""
     da = data.sel(claim.where)
+    det = None if deterministic is None else deterministic.sel(claim.where)
     if claim.among:
         da = da.sel({claim.along: list(claim.among)})
+        det = None if det is None else det.sel({claim.along: list(claim.among)})
     others = [d for d in da.dims if d not in (claim.along, "replication")]
     da = da.transpose(*others, claim.along, "replication")
+    det = None if det is None else det.transpose(*others, claim.along)
     verdicts, needs, shown = [], [], []
     for idx in np.ndindex(*(da.sizes[d] for d in others)):
         s = da.isel(dict(zip(others, idx)))
         xs = [_plain(x) for x in s[claim.along].values]
-        verdict, need, cs = judge_slice(claim, xs, np.asarray(s.values, float), level, paired)
+        exact = None if det is None else [bool(v) for v in det.isel(dict(zip(others, idx))).values]
+        verdict, need, cs = judge_slice(claim, xs, np.asarray(s.values, float), level, paired, exact)
         label = ", ".join(f"{d}={_plain(s[d].values)}" for d in others)
         verdicts.append(verdict)
         if verdict == "tie":
@@ -293,12 +324,15 @@ def judge_claim(claim: Claim, data: Any, level: float = 0.95, paired: bool = Tru
 
 
 def judge_claims(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str, Any]]:
+    from .stats import cell_values
+
     independent = set(ds.attrs.get("independent", []))
     out = []
     for claim in ref.claims:
         if claim.metric not in ds:
             continue
-        out.append(judge_claim(claim, ds[claim.metric].load(), level, paired=claim.along not in independent))
+        data, det = cell_values(ds, claim.metric)
+        out.append(judge_claim(claim, data, level, paired=claim.along not in independent, deterministic=det))
     return out
 
 
@@ -508,6 +542,13 @@ def moved(result: dict[str, Any], path: str | Path) -> list[str]:
 
 
 # -- output ------------------------------------------------------------------------------------
+def ours_text(v: dict[str, Any]) -> str:
+    """Our value of a published value's row: ``mean ± half-width``, or ``value (deterministic)``."""
+    if v.get("deterministic"):
+        return f"{_num(v['ours'])} (deterministic)"
+    return f"{_num(v['ours'])} ± {_num(v['half_width'], '.2g')}"
+
+
 def _num(x: Any, fmt: str = ".4g") -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
@@ -535,10 +576,11 @@ def block_text(card: dict[str, Any]) -> str:
     if card["dropped"]:
         out.append(f"   dropped by overrides: {'; '.join(card['dropped'])}")
     if card["values"]:
-        out.append(f"   published values (ours: mean ± {level} CI half-width; relative difference; tolerance)")
+        exact = " or a deterministic cell's one value" if any(v.get("deterministic") for v in card["values"]) else ""
+        out.append(f"   published values (ours: mean ± {level} CI half-width{exact}; relative difference; tolerance)")
         for v in card["values"]:
             out.append(f"     {v['verdict']:<16} {v['metric']:<16} {v['where']:<28} published {v['published']:<9.6g} "
-                       f"ours {_num(v['ours'])} ± {_num(v['half_width'], '.2g')}  {_rel(v['relative'])} "
+                       f"ours {ours_text(v)}  {_rel(v['relative'])} "
                        f"(±{v['tolerance']:.0%}){_need(v['needed'])}" + (f"  [{v['source']}]" if v["source"] else ""))
     if card["claims"]:
         pairing = "paired" if all(c["paired"] for c in card["claims"]) else "paired or (independent dims) Welch"

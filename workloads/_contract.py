@@ -6,7 +6,12 @@ A workload module declares, once:
 * ``METRICS`` – a tuple of :class:`Metric` (name, unit, description, optional extra dims);
 * ``REASONS`` – ``{code: (label, description)}`` for the int8 ``reason`` codes, 0 = none;
 * ``run_batch(params, seeds) -> dict[str, np.ndarray]`` – one replication per seed;
-* optionally ``check_params(params) -> list[str]`` for rules that tie parameters together.
+* optionally ``check_params(params) -> list[str]`` for rules that tie parameters together;
+* optionally ``deterministic(params) -> bool | str`` – true (or a few words saying why, e.g.
+  ``"whole trace"``) when a cell's result does not depend on the replication's seed: the
+  pipeline then runs the cell once (replication 0) and shows its value without a confidence
+  interval. Declare it only where it holds for every metric but the timing ones; a wrong
+  ``True`` would hide real variability (:func:`deterministic_reason`).
 
 Everything else (validation, store schema, CLI listing) is derived from these declarations.
 """
@@ -148,6 +153,19 @@ class Metric:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(len(labels) for _, labels in self.dims)
+
+
+def deterministic_reason(module: Any, params: Mapping[str, Any]) -> str | None:
+    """Why the cell ``params`` of workload ``module`` is deterministic (its optional
+    ``deterministic`` hook; ``True`` reads as "deterministic"), or None when it is not or the
+    workload declares no hook."""
+    hook = getattr(module, "deterministic", None)
+    if hook is None:
+        return None
+    answer = hook(params)
+    if not answer:
+        return None
+    return answer if isinstance(answer, str) else "deterministic"
 
 
 def params_by_name(params: tuple[Param, ...]) -> dict[str, Param]:

@@ -64,13 +64,35 @@ from .points import PLUGINS
 
 # Handed on (tests and scripts use them as cluster.NAME): the flows, the schedule, and the
 # declarations the workload contract asks for.
-__all__ = ["PARAMS", "METRICS", "REASONS", "PLUGINS", "run_batch", "check_params", "schedule", "Flow", "flow",
+__all__ = ["PARAMS", "METRICS", "REASONS", "PLUGINS", "run_batch", "check_params", "deterministic", "schedule", "Flow", "flow",
            "job_records", "late_starts"]
 
 # The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
 # are imported by the functions that run a replication, and handed on when asked for
 # (``cluster.simulate``, ``cluster.simulator``, ``cluster.plugin_api``).
 __getattr__ = handed_on(__name__, {"Result": ".simulator", "simulate": ".simulator"})
+
+
+#: Allocation policies that draw nothing: with them a whole-trace cell is the same in every replication.
+_DRAWLESS_ALLOCATIONS = ("first_fit", "best_fit", "fastest_first")
+
+
+def deterministic(params: Mapping[str, Any]) -> bool | str:
+    """A trace cell that draws nothing from its seed: the whole trace (no window: a windowed
+    cell's replications simulate different windows), homogeneous speeds (stream 0 unused), no
+    network (stream 2 draws the communication), a built-in queue and a drawless built-in
+    allocation (Random First and plug-ins may use stream 3). Its replications would be copies."""
+    try:
+        p = _with_defaults(params)
+    except ValueError:  # a layout check_params refuses: the spec never runs
+        return False
+    if p["source"] != "swf" or p.get("trace_window_jobs", 0) != 0:
+        return False
+    if p["speeds"] != "homogeneous" or p["network"] != "none":
+        return False
+    if is_plugin_path(p["queue"]) or p["allocation"] not in _DRAWLESS_ALLOCATIONS:
+        return False
+    return "whole trace"
 
 
 def check_params(params: Mapping[str, Any]) -> list[str]:
