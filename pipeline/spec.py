@@ -652,8 +652,10 @@ def label_of(files: dict[str, PathValue], value: Any) -> Any:
     label) becomes the label; any other value is returned as it is."""
     if not isinstance(value, str):
         return value
+    import os
+
     for f in files.values():
-        if value == f.label or value in f.written:
+        if value == f.label or os.path.normpath(value) in {os.path.normpath(w) for w in f.written}:
             return f.label
     return value
 

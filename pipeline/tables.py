@@ -46,6 +46,8 @@ def compute(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str]
         result = stats.describe(ds, level, metrics)
     # the spec's replications per cell: a table marks the cells that hold fewer values
     result.attrs["replications"] = ds.attrs.get("replications")
+    if "files" in ds.attrs:  # --sel may name a file as the spec wrote it (stats.label_of)
+        result.attrs["files"] = ds.attrs["files"]
     return select(result, sel)
 
 
