@@ -152,6 +152,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
         if [x[0] for x in ident["dims"]] != [x[0] for x in ids[0]["dims"]]:
             raise MergeError(f"{label} has sweep dimensions {[x[0] for x in ident['dims']]}, "
                              f"not {[x[0] for x in ids[0]['dims']]}")
+    files = _merged_files(datasets, labels)  # a fixed trace of one label must be one file in every store
     varying = {name for k, (name, _) in enumerate(ids[0]["dims"])
                if any(i["dims"][k][1] != ids[0]["dims"][k][1] for i in ids[1:])}
     if len(varying) != 1:
@@ -177,7 +178,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
                 raise MergeError(f"{label}: {v} differs from {labels[0]}'s and has no {dim!r} dimension")
         merged[v] = first[v]
     attrs = dict(first.attrs)
-    attrs["files"] = _merged_files(datasets, labels)
+    attrs["files"] = files
     members = {name: m for name, m in ids[0]["dims"]}
     merged_members = {m: [sum((i["dims"][[x[0] for x in i["dims"]].index(dim)][1][m] for i in ids), [])[k]
                           for k in order]
