@@ -408,8 +408,7 @@ def _gantt(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import records
-    from .spec import parse
-    from .spec import label_of
+    from .spec import label_of, parse
     from .store import StoreError, check_same_files, is_ours, stored_spec
 
     if not is_ours(Path(args.store)):

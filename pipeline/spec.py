@@ -620,8 +620,8 @@ def _path_parameter(where: str, label: str, value: str, base_dir: Path) -> str:
         return name
     known = files.setdefault(name, [[], resolved])
     if known[1] != resolved and not _same_bytes(known[1], resolved):
-        raise SpecError(f"{where}: {label} = {value!r} and {known[0][0]!r} are two different files with one "
-                        f"name, {name!r}, which labels a trace in the store; rename one of them")
+        raise SpecError(f"{where}: {label} = {value!r} and {known[0][0]!r} are two different files of one "
+                        f"name, {name!r}, and a store knows a file by its name (its label); rename one of them")
     if value not in known[0]:
         known[0].append(value)
     return name

@@ -208,6 +208,10 @@ def test_sel_takes_the_value_as_written(tmp_path, capsys):
     assert "ctc.swf" in table and str(tmp_path) not in table
     assert cli.main(["table", str(store), "--sel", "trace=traces/other.swf"]) == 2
     assert "kth-w00.swf, ctc.swf" in capsys.readouterr().err
+    # gantt reads the spec back from the store (named from its folder) and takes the value as written too
+    out = tmp_path / "g.png"
+    assert cli.main(["gantt", str(store), "--sel", "trace=../traces/ctc.swf", "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
 
 
 def test_two_files_of_one_name_are_refused_in_one_line(tmp_path):
