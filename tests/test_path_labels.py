@@ -289,3 +289,12 @@ def test_a_store_made_before_labels_opens_and_resumes_where_it_was_made(tmp_path
     assert list(ds["trace"].values) == ["kth-w00.swf", "ctc.swf"]
     assert set(ds.attrs["files"]) == {"kth-w00.swf", "ctc.swf"}
     assert json.loads(ds.attrs["spec_identity"]) == json.loads(load(spec).identity())
+
+
+def test_record_where_takes_the_value_as_written(tmp_path):
+    path = _project(tmp_path, ["kth-w00.swf", "ctc.swf"])
+    text = path.read_text() + '[record]\nreplications = [0]\nwhere = { trace = "../traces/ctc.swf" }\n'
+    spec = parse(text, str(path), path.parent)
+    assert spec.record["where"] == {"trace": "ctc.swf"}
+    with pytest.raises(SpecError, match="not a value of a sweep dimension"):
+        parse(text.replace('trace = "../traces/ctc.swf"', 'trace = "../traces/sdsc.swf"'), str(path), path.parent)
