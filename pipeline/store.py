@@ -498,6 +498,11 @@ def adopt_labels(path: Path, spec: Spec) -> bool:
     def relabel(key: str, value: Any) -> Any:
         return by_path.get(value, value) if key in spec.path_params and isinstance(value, str) else value
 
+    named = [v for k, v in old.get("params", {}).items() if k in spec.path_params and v]
+    named += [x for _, members in old.get("dims", []) for k, v in members.items() if k in spec.path_params for x in v]
+    if any(v not in by_path for v in named):  # a file the spec does not name: all or nothing, or refused as before
+        return False
+
     new = dict(old, params={k: relabel(k, v) for k, v in old.get("params", {}).items()},
                dims=[[name, {k: [relabel(k, x) for x in v] for k, v in members.items()}]
                      for name, members in old.get("dims", [])])

@@ -282,6 +282,11 @@ def test_a_store_made_before_labels_opens_and_resumes_where_it_was_made(tmp_path
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     with pytest.raises(store_mod.StoreError, match="different spec"):
         _run(tmp_path / "b" / "jobs" / "s.toml", tmp_path / "b" / "s.zarr")
+    # a spec naming only some of its files leaves it as it was (then refused as a different spec)
+    (tmp_path / "a" / "jobs" / "one.toml").write_text(spec.read_text().replace(', "../traces/ctc.swf"', ""))
+    with pytest.raises(store_mod.StoreError, match="different spec"):
+        _run(tmp_path / "a" / "jobs" / "one.toml", store)
+    assert list(pipeline.open_store(store)["trace"].values) == absolute
     # at the place it was made it resumes, nothing to run, and is brought to labels
     resumed = _run(spec, store)
     xr.testing.assert_identical(_data(resumed), before)
