@@ -339,8 +339,10 @@ def _drop_overridden_references(doc: dict, as_written: dict, dims: list[Dim], mo
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
     """The published reference points must name real metrics and coordinates (not part of the identity)."""
-    from .reference import ReferenceError, parse as parse_reference
+    from .reference import ReferenceError, label_files, parse as parse_reference
 
+    doc = copy.deepcopy(doc) if spec.files else doc
+    label_files(doc, {label: {"written": list(f.written)} for label, f in spec.files.items()})
     metrics = {m.name: tuple(d for d, _ in m.dims) for m in module.METRICS}
     coords: dict[str, tuple] = {}
     for dim in spec.dims:

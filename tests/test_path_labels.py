@@ -303,3 +303,17 @@ def test_record_where_takes_the_value_as_written(tmp_path):
     assert spec.record["where"] == {"trace": "ctc.swf"}
     with pytest.raises(SpecError, match="not a value of a sweep dimension"):
         parse(text.replace('trace = "../traces/ctc.swf"', 'trace = "../traces/sdsc.swf"'), str(path), path.parent)
+
+
+def test_reference_points_name_a_file_as_written(tmp_path):
+    from schedsweep.pipeline.reference import of_store
+
+    path = _project(tmp_path, ["kth-w00.swf", "ctc.swf"])
+    text = path.read_text() + ('[[reference.value]]\nmetric = "makespan"\nwhere = { trace = "../traces/ctc.swf" }\n'
+                               'value = 1.0\n[[reference.claim]]\ntext = "t"\nkind = "ratio_at_least"\n'
+                               'metric = "makespan"\nalong = "trace"\na = "../traces/ctc.swf"\nb = "kth-w00.swf"\n')
+    spec = parse(text, str(path), path.parent)  # checked against the labels, as the store's coordinates
+    ds = xr.Dataset(attrs={"spec_text": spec.text, "files": store_mod.files_attr(spec)})
+    ref = of_store(ds)
+    assert ref.values[0].where == {"trace": "ctc.swf"}
+    assert (ref.claims[0].a, ref.claims[0].b) == ("ctc.swf", "kth-w00.swf")
