@@ -439,14 +439,15 @@ def _gantt(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import records
-    from .spec import parse
-    from .store import StoreError, is_ours, stored_spec
+    from .spec import label_of, parse
+    from .store import StoreError, check_same_files, is_ours, stored_spec
 
     if not is_ours(Path(args.store)):
         raise StoreError(f"{args.store}: not a schedsweep store")
     text, where, overrides = stored_spec(Path(args.store))
     spec = parse(text, where, Path(where).parent, overrides)
-    chosen = dict(item.split("=", 1) for item in args.sel)
+    check_same_files(Path(args.store), spec)  # records recomputed from another file would mislead
+    chosen = {k: label_of(spec.files, v) for k, v in (item.split("=", 1) for item in args.sel)}
     unknown = set(chosen) - {d.name for d in spec.dims}
     if unknown:
         raise records.QueryError(f"--sel {', '.join(sorted(unknown))}: not a sweep dimension; "

@@ -99,6 +99,10 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         if not resuming:
             _warn_size(spec, path, batch_size)
         if resuming:
+            if store_mod.adopt_labels(path, spec):  # a store made before labels, at the same place
+                say(f"{path}: the files of its path parameters are now named by label (" +
+                    ", ".join(spec.files) + ") with their content hashes")
+            store_mod.check_same_files(path, spec)  # a file by its label: the same content
             sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
@@ -322,7 +326,7 @@ class _Runner:
                         if (cell, start) not in futures})
         # While the pilots run: what making the store needs that does not depend on them
         # (git's answers, zarr's import), instead of after them with every worker idle.
-        self._provenance = provenance(self.spec, self.module)
+        self._provenance = provenance(self.spec, self.module, self.path)
         import zarr  # noqa: F401
         results = {}
         for (cell, start), future in futures.items():
@@ -442,7 +446,7 @@ class _Runner:
 
     # -- the store --------------------------------------------------------------------
     def _create(self, chunk: int, reps: np.ndarray) -> None:
-        attrs = getattr(self, "_provenance", None) or provenance(self.spec, self.module)
+        attrs = getattr(self, "_provenance", None) or provenance(self.spec, self.module, self.path)
         attrs["chunk"] = int(chunk)
         attrs["batch_reps"] = np.asarray(reps).tolist()
         if hasattr(self, "seconds_per_rep"):
@@ -480,7 +484,7 @@ class _Runner:
         kind, text = failure
         cell_values = {d.name: _plain(d.values[i]) for d, i in zip(self.spec.dims, cell)}
         return {"cell": cell_values, "replication": int(replication), "seed": int(seed), "kind": kind,
-                "traceback": text}
+                "traceback": store_mod.without_machine_paths(text, self.spec)}
 
     # -- execution --------------------------------------------------------------------
     def timeout_for(self, batch: Batch) -> float:
@@ -732,15 +736,18 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def provenance(spec: Spec, module: Any) -> dict[str, Any]:
+def provenance(spec: Spec, module: Any, store: Path | None = None) -> dict[str, Any]:
     """Everything a store needs to say how it was produced (solver choices are parameters:
-    ``params`` holds every parameter, defaults included)."""
+    ``params`` holds every parameter, defaults included). No absolute path of this machine:
+    the spec's file is named from the ``store``'s folder, a path parameter's file by its
+    label and content hash (``files``)."""
     from . import __version__
 
     return {
         "schedsweep_version": __version__,
         "spec_text": spec.text,
-        "spec_path": spec.path,
+        **store_mod.spec_path_attrs(spec.path, store),
+        "files": store_mod.files_attr(spec),
         "spec_identity": spec.identity(),
         "overrides": list(spec.overrides),
         "reference_dropped": list(spec.reference_dropped),

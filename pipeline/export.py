@@ -122,6 +122,20 @@ def _value_order(parts: list[np.ndarray]) -> np.ndarray:
     return n
 
 
+def _merged_files(datasets: list[xr.Dataset], labels: list[str]) -> dict[str, Any]:
+    """The stores' ``files`` (label: sha256 and values as written) joined; one label with two
+    contents is refused in one line naming both hashes."""
+    out: dict[str, Any] = {}
+    for d, label in zip(datasets, labels):
+        for name, f in (d.attrs.get("files") or {}).items():
+            known = out.setdefault(name, {"sha256": f.get("sha256"), "written": [], "store": label})
+            if known["sha256"] != f.get("sha256"):
+                raise MergeError(f"{label}: the file labelled {name!r} has sha256 {f.get('sha256')}, in "
+                                 f"{known['store']} {known['sha256']}; the stores ran on different files")
+            known["written"] += [w for w in f.get("written", []) if w not in known["written"]]
+    return {name: {"sha256": f["sha256"], "written": f["written"]} for name, f in sorted(out.items())}
+
+
 def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
     """The datasets joined along the one sweep dimension whose values differ (in memory)."""
     if len(datasets) < 2:
@@ -138,6 +152,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
         if [x[0] for x in ident["dims"]] != [x[0] for x in ids[0]["dims"]]:
             raise MergeError(f"{label} has sweep dimensions {[x[0] for x in ident['dims']]}, "
                              f"not {[x[0] for x in ids[0]['dims']]}")
+    files = _merged_files(datasets, labels)  # a fixed trace of one label must be one file in every store
     varying = {name for k, (name, _) in enumerate(ids[0]["dims"])
                if any(i["dims"][k][1] != ids[0]["dims"][k][1] for i in ids[1:])}
     if len(varying) != 1:
@@ -163,6 +178,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
                 raise MergeError(f"{label}: {v} differs from {labels[0]}'s and has no {dim!r} dimension")
         merged[v] = first[v]
     attrs = dict(first.attrs)
+    attrs["files"] = files
     members = {name: m for name, m in ids[0]["dims"]}
     merged_members = {m: [sum((i["dims"][[x[0] for x in i["dims"]].index(dim)][1][m] for i in ids), [])[k]
                           for k in order]
@@ -172,7 +188,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
     resumable = dim not in attrs.get("independent", [])
     attrs["spec_identity"] = json.dumps(identity, sort_keys=True, default=str) if resumable else \
         "merged along an independent dimension: not resumable"
-    attrs["merged_from"] = [{"store": label, "spec_text": d.attrs.get("spec_text"),
+    attrs["merged_from"] = [{"store": Path(label).name, "spec_text": d.attrs.get("spec_text"),
                              "created": d.attrs.get("created"), "host": d.attrs.get("host"),
                              "git_commit": d.attrs.get("git_commit"), "code": d.attrs.get("code", {}).get("hash")}
                             for d, label in zip(datasets, labels)]
@@ -205,6 +221,11 @@ def merge(paths: list[str | Path], output: str | Path) -> Path:
         raise store_mod.StoreError(f"{output} exists; give a new -o (nothing is overwritten)")
     datasets = [open_verified(p).load() for p in paths]
     merged = combine(datasets, [str(p) for p in paths])
+    if merged.attrs.get("spec_path_from") == "store" and merged.attrs.get("spec_path"):
+        # named from the first store's folder: now from the merged store's
+        spec_file = Path(os.path.normpath(Path(paths[0]).parent / merged.attrs["spec_path"]))
+        if spec_file.exists():
+            merged.attrs.update(store_mod.spec_path_attrs(str(spec_file), output))
     merged.attrs = encode_attrs(merged.attrs)
     for v in merged.variables:
         merged[v].encoding = {}

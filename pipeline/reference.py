@@ -378,6 +378,34 @@ def render_text(ref: Reference, stats: xr.Dataset) -> str:
     return "\n".join(out)
 
 
+def label_files(doc: dict[str, Any], files: dict[str, dict[str, Any]]) -> None:
+    """Name a file in each reference point (its ``where``, a claim's ``at``, ``a``, ``b`` and
+    ``among``) by its label, as the store does:
+    ``files`` is {label: {"written": [values as written]}} (a store's ``files`` attribute)."""
+    import os
+
+    by_written = {os.path.normpath(w): label for label, f in files.items() for w in (f or {}).get("written", [])}
+    if not by_written:
+        return
+
+    def label(v: Any) -> Any:
+        return by_written.get(os.path.normpath(v), v) if isinstance(v, str) and v else v
+
+    table = doc.get("reference")
+    for kind in ("value", "claim"):
+        entries = table.get(kind, []) if isinstance(table, dict) else []
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            if isinstance(entry.get("where"), dict):
+                entry["where"] = {k: label(v) for k, v in entry["where"].items()}
+            for key in ("at", "a", "b"):  # a claim's values along its dimension
+                if key in entry:
+                    entry[key] = label(entry[key])
+            if isinstance(entry.get("among"), list):
+                entry["among"] = [label(v) for v in entry["among"]]
+
+
 def of_store(ds: xr.Dataset) -> Reference:
     """The reference of the spec a store was made from (empty if it has none)."""
     text = ds.attrs.get("spec_text", "")
@@ -385,6 +413,7 @@ def of_store(ds: xr.Dataset) -> Reference:
         if not text:
             return Reference("", (), ())
         doc = tomllib.loads(text)
+        label_files(doc, ds.attrs.get("files") or {})
         if ds.attrs.get("overrides"):  # the points an override removed were dropped by the run
             drop_unmatched(doc, store_coords(ds), spec_coords(doc))
         return parse(doc, "<store>")

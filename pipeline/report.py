@@ -65,7 +65,7 @@ def write_report(store: str | Path, output: str | Path | None = None, paired: st
     from .integrity import open_store
 
     ds = open_store(store)
-    text = build(ds, str(store), paired, level, figure_format)
+    text = build(ds, Path(store).name, paired, level, figure_format)  # a report travels: no machine path
     path = Path(output) if output else default_output(store)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

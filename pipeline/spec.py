@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import hashlib
 import itertools
 import json
 import math
@@ -74,6 +75,18 @@ class Dim:
 
 
 @dataclass(frozen=True)
+class PathValue:
+    """A file a ``path`` parameter names. The spec, the store and every table know it by its
+    ``label`` (:func:`path_label`); only the workload is handed ``resolved``, the file on this
+    machine, which never enters a store."""
+
+    label: str
+    written: tuple[str, ...]  # the values as written in the spec that name this file
+    resolved: str  # the file here and now (resolve_path_value)
+    sha256: str  # of the file's bytes; "" for a shallow load (listings)
+
+
+@dataclass(frozen=True)
 class Spec:
     path: str
     text: str
@@ -93,6 +106,9 @@ class Spec:
     record: dict[str, Any] | None = None
     # published reference points dropped because an override removed a coordinate they name
     reference_dropped: tuple[str, ...] = ()
+    # path parameters: their values in params and dims are labels; files maps each label to its file
+    path_params: tuple[str, ...] = ()
+    files: dict[str, PathValue] = field(default_factory=dict)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -113,11 +129,34 @@ class Spec:
         return out
 
     def cell_params(self, index: tuple[int, ...]) -> dict[str, Any]:
+        """The parameters the workload gets for one cell: a path parameter's label replaced by
+        its file on this machine (the client resolves it; workers elsewhere get this path)."""
         params = dict(self.params)
         for dim, i in zip(self.dims, index):
             for pname, values in dim.members.items():
                 params[pname] = values[i]
+        for key in self.path_params:
+            if params.get(key):  # "" = not set
+                params[key] = self.files[params[key]].resolved
         return params
+
+    def path_hashes(self) -> dict[str, str]:
+        """{label: sha256} of every file the spec names (what a store keeps beside its identity)."""
+        return {label: f.sha256 for label, f in sorted(self.files.items())}
+
+    def legacy_identity(self) -> str:
+        """:meth:`identity` as a store of format 2 or older recorded it, with each path
+        parameter's file as an absolute path (so such a store can still be resumed)."""
+        def absolute(key: str, value: Any) -> Any:
+            return self.files[value].resolved if key in self.path_params and value else value
+
+        doc = {
+            "workload": self.workload, "replications": self.replications, "seed": self.seed,
+            "independent": list(self.independent),
+            "params": {k: absolute(k, v) for k, v in self.params.items()},
+            "dims": [[d.name, {k: [absolute(k, x) for x in v] for k, v in d.members.items()}] for d in self.dims],
+        }
+        return json.dumps(doc, sort_keys=True, default=str)
 
     def identity(self) -> str:
         """What must match for a store to be resumed: everything but description and [run]."""
@@ -128,6 +167,9 @@ class Spec:
         }
         return json.dumps(doc, sort_keys=True, default=str)
 
+
+#: The files the path parameters of the spec being parsed name: {label: [written, resolved]}.
+_FILES: contextvars.ContextVar[dict[str, list[Any]]] = contextvars.ContextVar("files")
 
 #: Set by ``load(..., shallow=True)``: validation without the checks that cost seconds per spec
 #: (each cell's ``check_params``, which reads traces; compiling plug-ins), for listings.
@@ -160,6 +202,14 @@ def _load(path: str | Path, overrides: Iterable[str]) -> Spec:
 
 
 def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overrides: Iterable[str] = ()) -> Spec:
+    token = _FILES.set({})
+    try:
+        return _parse(text, where, base_dir, overrides)
+    finally:
+        _FILES.reset(token)
+
+
+def _parse(text: str, where: str, base_dir: Path | None, overrides: Iterable[str]) -> Spec:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -246,10 +296,13 @@ def parse(text: str, where: str = "<spec>", base_dir: Path | None = None, overri
     from .sizing import check_client_memory
 
     check_client_memory(where, n_cells, replications)  # before anything builds a record per cell
-    record = _check_record(where, doc.get("record"), dims, replications, module)
+    files = _path_values(_FILES.get())
+    record = _check_record(where, doc.get("record"), dims, replications, module, files)
     dropped = _drop_overridden_references(doc, as_written, dims, module) if overrides else ()
+    path_params = tuple(p.name for p in module.PARAMS if p.kind == "path")
     spec = Spec(str(where), text, name, wl_name, description, replications, seed,
-                tuple(independent), params, tuple(dims), run, overrides, auto, record, dropped)
+                tuple(independent), params, tuple(dims), run, overrides, auto, record, dropped,
+                path_params, files)
     _check_cells(where, spec, module)
     _check_reference(where, doc, spec, module)
     return spec
@@ -287,8 +340,10 @@ def _drop_overridden_references(doc: dict, as_written: dict, dims: list[Dim], mo
 
 def _check_reference(where: str, doc: dict, spec: Spec, module: ModuleType) -> None:
     """The published reference points must name real metrics and coordinates (not part of the identity)."""
-    from .reference import ReferenceError, parse as parse_reference
+    from .reference import ReferenceError, label_files, parse as parse_reference
 
+    doc = copy.deepcopy(doc) if spec.files else doc
+    label_files(doc, {label: {"written": list(f.written)} for label, f in spec.files.items()})
     metrics = {m.name: tuple(d for d, _ in m.dims) for m in module.METRICS}
     coords: dict[str, tuple] = {}
     for dim in spec.dims:
@@ -517,28 +572,98 @@ def _check_value(where: str, label: str, declared: dict[str, Param], key: str, v
     if param.plugin and is_plugin_path(checked) and not _SHALLOW.get():
         _check_plugin(where, label, key, checked, wl_name, base_dir)
     if param.kind == "path" and checked:  # "" = not set (a path parameter's usual default)
-        try:
-            resolved = traces.resolve(checked, base_dir).resolve()  # "pwa:NAME": the trace cache's copy
-            resolved.exists()
-        except traces.TraceAbsent as exc:  # a listing knows the name from the catalogue alone
-            if _SHALLOW.get():
-                return str(exc.path)
-            raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
-        except traces.TraceError as exc:
-            raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
-        except (OSError, ValueError) as exc:  # a NUL byte, a name too long
-            raise SpecError(f"{where}: {label} = {_show(value)}: not a usable path ({_one_line(exc)})") from None
-        if not resolved.exists():
-            raise SpecError(f"{where}: {label} = {value!r}: no such file ({resolved})")
-        if not resolved.is_file():
-            raise SpecError(f"{where}: {label} = {value!r}: not a file ({resolved} is a directory or special file)")
-        try:
-            with open(resolved, "rb"):
-                pass
-        except OSError as exc:
-            raise SpecError(f"{where}: {label} = {value!r}: cannot be read ({exc.strerror})") from None
-        checked = str(resolved)
+        checked = _path_parameter(where, label, checked, base_dir)
     return checked
+
+
+def path_label(value: str) -> str:
+    """The short name a store, a table and ``--sel`` know a path parameter's file by: the
+    catalogue name of a ``pwa:NAME`` value, else the file's name as written (never a ``/``)."""
+    if value.startswith(CATALOGUE_PREFIX):
+        return value[len(CATALOGUE_PREFIX):]
+    return Path(value).name
+
+
+#: A path parameter's value that names a trace of the catalogue rather than a file.
+CATALOGUE_PREFIX = traces.PREFIX
+
+
+def resolve_path_value(value: str, base_dir: Path) -> Path:
+    """The file a path parameter's value names: relative to the spec's folder, or for
+    ``pwa:NAME`` the trace cache's copy (the one place a value becomes a file). Raises
+    SpecError (the message without the spec's name; traces.TraceAbsent when a catalogued log
+    is not in the cache) or OSError."""
+    return traces.resolve(value, base_dir).resolve()
+
+
+def _path_parameter(where: str, label: str, value: str, base_dir: Path) -> str:
+    """Check the file ``value`` names and return its label; the file is recorded for the spec."""
+    try:
+        resolved = resolve_path_value(value, base_dir)
+        resolved.exists()
+    except traces.TraceAbsent as exc:
+        if _SHALLOW.get():  # a listing knows a catalogued log by its name alone
+            return path_label(value)
+        raise SpecError(f"{where}: {label} = {value!r}: {exc}") from None
+    except SpecError as exc:
+        raise SpecError(f"{where}: {label} = {_show(value)}: {exc}") from None
+    except (OSError, ValueError) as exc:  # a NUL byte, a name too long
+        raise SpecError(f"{where}: {label} = {_show(value)}: not a usable path ({_one_line(exc)})") from None
+    if not resolved.exists():
+        raise SpecError(f"{where}: {label} = {value!r}: no such file ({resolved})")
+    if not resolved.is_file():
+        raise SpecError(f"{where}: {label} = {value!r}: not a file ({resolved} is a directory or special file)")
+    try:
+        with open(resolved, "rb"):
+            pass
+    except OSError as exc:
+        raise SpecError(f"{where}: {label} = {value!r}: cannot be read ({exc.strerror})") from None
+    name = path_label(value)
+    if not name or "/" in name or name in (".", ".."):
+        raise SpecError(f"{where}: {label} = {value!r}: names no file (its label would be {name!r})")
+    files = _FILES.get(None)
+    if files is None:  # a value checked outside parse(): nothing to record it in
+        return name
+    known = files.setdefault(name, [[], resolved])
+    if known[1] != resolved and not _same_bytes(known[1], resolved):
+        raise SpecError(f"{where}: {label} = {value!r} and {known[0][0]!r} are two different files of one "
+                        f"name, {name!r}, and a store knows a file by its name (its label); rename one of them")
+    if value not in known[0]:
+        known[0].append(value)
+    return name
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    return a.stat().st_size == b.stat().st_size and file_sha256(a) == file_sha256(b)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1-MB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _path_values(found: dict[str, list[Any]]) -> dict[str, PathValue]:
+    """The spec's files by label, each hashed once (not in a shallow load: listings read no trace)."""
+    shallow = _SHALLOW.get()
+    return {name: PathValue(name, tuple(written), str(resolved), "" if shallow else file_sha256(resolved))
+            for name, (written, resolved) in sorted(found.items())}
+
+
+def label_of(files: dict[str, PathValue], value: Any) -> Any:
+    """A path parameter's value as a store knows it: a value as written in the spec (or its
+    label) becomes the label; any other value is returned as it is."""
+    if not isinstance(value, str):
+        return value
+    import os
+
+    for f in files.values():
+        if value == f.label or os.path.normpath(value) in {os.path.normpath(w) for w in f.written}:
+            return f.label
+    return value
 
 
 def _check_plugin(where: str, label: str, key: str, value: str, wl_name: str, base_dir: Path) -> None:
@@ -631,7 +756,7 @@ def workload_of(spec: Spec) -> ModuleType:
 
 
 def _check_record(where: str, table: Any, dims: list[Dim], replications: int,
-                  module: Any) -> dict[str, Any] | None:
+                  module: Any, files: dict[str, PathValue]) -> dict[str, Any] | None:
     """The spec's ``[record]`` table, checked: {"replications": [...], "where": {dim: value}}."""
     if table is None:
         return None
@@ -649,6 +774,8 @@ def _check_record(where: str, table: Any, dims: list[Dim], replications: int,
     names = {d.name: d for d in dims}
     if not isinstance(sel, dict):
         raise SpecError(f"{where}: [record] where must be a table of sweep dimension = value")
+    sel = {key: value if key not in names or value in names[key].values else label_of(files, value)
+           for key, value in sel.items()}  # a file as written in the spec: its label
     for key, value in sel.items():
         if key not in names or value not in names[key].values:
             allowed = list(names[key].values) if key in names else list(names)

@@ -236,8 +236,23 @@ def coerce_value(ds: xr.Dataset, dim: str, value: Any) -> Any:
                 value = int(text)
         except (KeyError, ValueError):
             raise QueryError(f"{dim}={value!r}: expected a {coord.dtype.kind!r} value like {coord[0]!r}") from None
+    if isinstance(value, str) and value not in list(coord):
+        value = label_of(ds, value)
     if value not in list(coord):
         raise QueryError(f"{dim}={value!r} is not in the store; values: {', '.join(map(str, coord))}")
+    return value
+
+
+def label_of(ds: xr.Dataset, value: str) -> str:
+    """The label of a path parameter's file given as written in the spec (``traces/kth.swf``
+    for the coordinate ``kth.swf``), from the store's ``files``; else ``value`` itself."""
+    import os
+
+    files = ds.attrs.get("files") or {}
+    wanted = os.path.normpath(value)
+    for label, f in files.items():
+        if any(os.path.normpath(w) == wanted for w in (f or {}).get("written", [])):
+            return label
     return value
 
 

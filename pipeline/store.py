@@ -367,7 +367,7 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
     last: dict[tuple, dict[str, Any]] = {}
     for r in records:
         try:
-            index = tuple(coords[d].index(r["cell"][d]) for d in dims)
+            index = tuple(coords[d].index(_label_or_value(r["cell"][d], coords[d])) for d in dims)
         except (KeyError, ValueError):
             continue
         last[index + (int(r["replication"]),)] = r
@@ -376,6 +376,14 @@ def read_failures(path: str | Path, current: bool = True) -> list[dict[str, Any]
 
 def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+def _label_or_value(value: Any, coords: list[Any]) -> Any:
+    """A failure record's coordinate: a store brought to labels (:func:`adopt_labels`) keeps
+    records written with the absolute path, whose file name is now the coordinate."""
+    if isinstance(value, str) and value not in coords and os.path.isabs(value):
+        return os.path.basename(value)
+    return value
 
 
 def check_same_code(path: Path, code: dict[str, Any], allow_changed: bool) -> dict[str, Any] | None:
@@ -416,11 +424,105 @@ def record_code_change(path: Path, change: dict[str, Any]) -> None:
 
 
 def stored_spec(path: Path) -> tuple[str, str, list[str]]:
-    """(spec text, where it was read from, --set overrides) of the run that made the store."""
+    """(spec text, where it was read from, --set overrides) of the run that made the store.
+
+    The spec's file is named from the store's folder (``spec_path_from = "store"``), so a
+    copy of the project elsewhere finds its own spec and the files it names; a store made
+    before that keeps the path as it was given."""
     attrs = _root_attrs(Path(path)) or {}
     if "spec_text" not in attrs:
         raise StoreError(f"{path}: the store holds no spec text; give the spec file")
-    return attrs["spec_text"], attrs.get("spec_path") or f"{path}:spec_text", list(attrs.get("overrides") or [])
+    where = attrs.get("spec_path") or f"{path}:spec_text"
+    if attrs.get("spec_path_from") == "store" and attrs.get("spec_path"):
+        from .shipped import spec as shipped_spec
+
+        here = Path(os.path.normpath(Path(path).parent / attrs["spec_path"]))
+        where = str(here if here.exists() else shipped_spec(attrs["spec_path"]) or here)
+    return attrs["spec_text"], where, list(attrs.get("overrides") or [])
+
+
+def spec_path_attrs(spec_path: str, store: Path | None) -> dict[str, str]:
+    """How a store names the spec it was made from, without a path of this machine: a spec
+    shipped with schedsweep as ``jobs/NAME.toml``, any other relative to the store's folder."""
+    from .shipped import folder
+
+    real = Path(spec_path).resolve()
+    if real.parent == folder("jobs").resolve():
+        return {"spec_path": f"jobs/{real.name}", "spec_path_from": "store"}
+    if store is None or not Path(spec_path).exists():  # a text parsed from no file ("<spec>")
+        return {"spec_path": Path(spec_path).name, "spec_path_from": "store"}
+    return {"spec_path": os.path.relpath(real, Path(store).resolve().parent), "spec_path_from": "store"}
+
+
+def files_attr(spec: Spec) -> dict[str, dict[str, Any]]:
+    """The store's record of the files the path parameters name: {label: {"sha256", "written"}},
+    ``written`` the values as written in the spec that name the file (an absolute one left out)."""
+    return {label: {"sha256": f.sha256, "written": [w for w in f.written if not Path(w).is_absolute()]}
+            for label, f in sorted(spec.files.items())}
+
+
+def without_machine_paths(text: str, spec: Spec) -> str:
+    """A failure's text with each file of a path parameter named by its label, and the
+    project's own files relative to its folder (the text goes into the store)."""
+    from schedsweep import __file__ as package_init
+
+    for label, f in spec.files.items():
+        text = text.replace(f.resolved, label)
+    root = str(Path(package_init).resolve().parent.parent) + os.sep
+    return text.replace(root, "")
+
+
+def check_same_files(path: Path, spec: Spec) -> None:
+    """Refuse to resume, grow or merge into a store whose files (by label) now have other
+    content: one line naming the label and both hashes. A store made before labels (no
+    ``files``) has nothing to compare with."""
+    stored = (_root_attrs(path) or {}).get("files") or {}
+    for label, f in sorted(spec.files.items()):
+        old = (stored.get(label) or {}).get("sha256")
+        if old and f.sha256 and old != f.sha256:
+            raise StoreError(f"{path}: the file labelled {label!r} changed: the store was made with sha256 {old}, "
+                             f"{f.resolved} has sha256 {f.sha256}; resuming would mix results of two files — "
+                             "give another --store, or the file the store was made with")
+
+
+def adopt_labels(path: Path, spec: Spec) -> bool:
+    """Bring a store made before labels (its path coordinates absolute paths) to labels, if
+    each of those paths is the very file ``spec`` names now (no content hash was kept, so
+    the same place is the only evidence). Coordinates are rewritten first, the identity
+    last: a run killed in between does it again. True if the store was changed."""
+    attrs = _root_attrs(path) or {}
+    identity = attrs.get("spec_identity")
+    if not spec.path_params or not identity or "files" in attrs or identity == spec.identity():
+        return False
+    by_path = {f.resolved: label for label, f in spec.files.items()}
+    old = json.loads(identity)
+
+    def relabel(key: str, value: Any) -> Any:
+        return by_path.get(value, value) if key in spec.path_params and isinstance(value, str) else value
+
+    named = [v for k, v in old.get("params", {}).items() if k in spec.path_params and v]
+    named += [x for _, members in old.get("dims", []) for k, v in members.items() if k in spec.path_params for x in v]
+    if any(v not in by_path for v in named):  # a file the spec does not name: all or nothing, or refused as before
+        return False
+
+    new = dict(old, params={k: relabel(k, v) for k, v in old.get("params", {}).items()},
+               dims=[[name, {k: [relabel(k, x) for x in v] for k, v in members.items()}]
+                     for name, members in old.get("dims", [])])
+    if new == old:
+        return False
+    group = open_group(path, "r+")
+    for name, members in new["dims"]:
+        for member, values in members.items():
+            if member in spec.path_params and member in group:
+                group[member][...] = _coord_array(values)
+    fault_point()
+    attrs = attrs_of(group)
+    attrs.update(spec_identity=json.dumps(new, sort_keys=True, default=str), files=files_attr(spec),
+                 params={k: relabel(k, v) for k, v in attrs.get("params", {}).items()},
+                 **spec_path_attrs(spec.path, path))
+    update_attrs(group, **attrs)
+    consolidate(path)
+    return True
 
 
 def stored_identity(path: Path) -> str | None:
@@ -524,7 +626,8 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     if pilot is not None and np.ndim(pilot) == len(spec.dims):
         attrs["pilot_seconds_per_rep"] = _pad(np.asarray(pilot, float), spec.shape,
                                               float(np.nanmax(pilot))).tolist()
-    attrs.update(replications=spec.replications, spec_text=spec.text, spec_path=spec.path,
+    attrs.update(replications=spec.replications, spec_text=spec.text, **spec_path_attrs(spec.path, path),
+                 files={**(attrs.get("files") or {}), **files_attr(spec)},
                  grown=list(attrs.get("grown", [])) + [{"sizes": sizes, "spec_text": spec.text}])
     attrs["growing"] = None
     attrs["spec_identity"] = spec.identity()

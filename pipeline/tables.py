@@ -54,6 +54,8 @@ def compute(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str]
     # the spec's replications per cell: a table marks the cells that hold fewer values (pooled
     # pairs are not replications of one cell: no mark)
     result.attrs["replications"] = None if over else ds.attrs.get("replications")
+    if "files" in ds.attrs:  # --sel may name a file as the spec wrote it (stats.label_of)
+        result.attrs["files"] = ds.attrs["files"]
     return select(result, sel)
 
 

@@ -86,7 +86,7 @@ def test_two_stores_merge_into_the_whole_run(write_spec, tmp_path, capsys, first
     assert cli.main(["merge", str(a), str(b), "-o", str(tmp_path / "m.zarr")]) == 0
     merged = pipeline.open_store(tmp_path / "m.zarr")
     xr.testing.assert_identical(_data(pipeline.open_store(whole)), _data(merged))
-    assert [m["store"] for m in merged.attrs["merged_from"]] == [str(a), str(b)]
+    assert [m["store"] for m in merged.attrs["merged_from"]] == [a.name, b.name]  # no machine path
     assert all(m["spec_text"] for m in merged.attrs["merged_from"])
     # failures of both halves are kept; the merged store is what the whole spec would make
     assert len(store_mod.read_failures(tmp_path / "m.zarr")) == len(store_mod.read_failures(whole))
