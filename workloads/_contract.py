@@ -6,7 +6,14 @@ A workload module declares, once:
 * ``METRICS`` – a tuple of :class:`Metric` (name, unit, description, optional extra dims);
 * ``REASONS`` – ``{code: (label, description)}`` for the int8 ``reason`` codes, 0 = none;
 * ``run_batch(params, seeds) -> dict[str, np.ndarray]`` – one replication per seed;
-* optionally ``check_params(params) -> list[str]`` for rules that tie parameters together.
+* optionally ``check_params(params) -> list[str]`` for rules that tie parameters together;
+* optionally ``check_replications(params, replications) -> list[str]``: rules on the number
+  of replications a cell is asked for (``replications``, or ``max_replications`` with
+  ``"auto"``), e.g. a trace cut into fewer windows than that;
+* optionally ``TAKES_REPLICATIONS = True``: ``run_batch(params, seeds, replications)`` is
+  then also given each seed's replication index (int64, aligned with ``seeds``), for a
+  workload whose replication r must be the r-th of something (a trace's r-th window);
+  ``job_records(params, seed, replication)`` likewise. Every other workload is called as before.
 
 Everything else (validation, store schema, CLI listing) is derived from these declarations.
 """
