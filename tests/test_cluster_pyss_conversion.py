@@ -138,3 +138,26 @@ def test_every_shared_trace_converts_without_dropping(tmp_path):
         assert np.all(t.run <= t.estimate) and np.all((t.procs >= 1) & (t.procs <= machine))
         fields = [[float(x) for x in ln.split()] for ln in head]
         assert _jobs(t) == convert_pyss(fields, machine)
+
+
+def test_kth_like_records_run_on_their_requested_processors(tmp_path):
+    # KTH-SP2 has records that requested fewer processors than they were allocated (field 8
+    # < field 5). m = 4: A was allocated 4 but requested 3 and runs 10 s; B (1 processor,
+    # 5 s) arrives at 1. As pyss runs (requested), A holds 3 processors and B starts beside
+    # it at 1; read as allocated (predictsim's source), A holds all 4 and B waits until 10.
+    from schedsweep.workloads.cluster import schedule
+
+    lines = [_line(1, 0, 10, 4, 3, 20), _line(2, 1, 5, 1, 1, 5)]
+    path = _write(tmp_path / "kth-like.swf", lines, machine=4)
+    expected = {"requested": ([3, 1], [0.0, 1.0]), "allocated": ([4, 1], [0.0, 10.0])}
+    for processors, (procs, starts) in expected.items():
+        for queue in ("fcfs", "easy", "conservative"):
+            f, r, _ = schedule({"source": "swf", "trace": path, "semantics": "pyss", "queue": queue,
+                                "pyss_processors": processors}, 1)
+            assert f.cores_req.tolist() == procs and r.start.tolist() == starts
+            jobs = convert_pyss(lines, 4, processors)
+            assert [j[3] for j in jobs] == procs
+            assert simulate_pyss(jobs, 4, queue) == dict(zip((1, 2), starts))
+    # the default is the requested count
+    f, _, _ = schedule({"source": "swf", "trace": path, "semantics": "pyss", "queue": "easy"}, 1)
+    assert f.cores_req.tolist() == [3, 1]
