@@ -245,3 +245,28 @@ def test_windows_through_the_pipeline_bit_for_bit_whatever_workers_and_batches(t
         easy = load_.sel(queue="easy", trace_window_draw=draw).values
         np.testing.assert_array_equal(fcfs, easy)
     assert len(set(load_.sel(queue="fcfs", trace_window_draw="sequential").values.tolist())) == 5
+
+
+def test_replication_indices_reach_every_path(traces, write_spec):
+    """Per-seed reruns after a failed batch, the child process, the records of a replication
+    and the catalogue's pilot all give the workload the replication's own index."""
+    from schedsweep.pipeline import catalogue, records, tasks
+
+    trace, _ = traces["dropping"]
+    p = _params(trace, trace_window_jobs=W)
+    seeds = SEEDS[:3]
+    direct = cluster.run_batch(p, seeds, np.array([0, 1, 2], np.int64))
+    # index 9 has no window: the batch fails, each seed is rerun alone with its own index
+    got = tasks.run_replications("cluster", p, seeds, np.array([0, 9, 2], np.int64))
+    assert set(got["failed"]) == {1} and "the trace has 5 windows" in got["failed"][1][1]
+    for k in (0, 2):
+        assert got["outputs"]["mean_wait"][k] == direct["mean_wait"][k]
+    isolated = tasks.run_isolated("cluster", p, seeds, 120.0, np.array([0, 1, 2], np.int64))
+    assert not isolated["failed"]
+    np.testing.assert_array_equal(isolated["outputs"]["mean_wait"], direct["mean_wait"])
+    spec = load(write_spec(SPEC.format(reps=5, trace=trace, w=W)))
+    cell = next(i for i, q in spec.cells() if q["trace_window_draw"] == "sequential")
+    rec = records.compute(spec, cell, 3)
+    window = swf.read(trace).job_id[3 * W:4 * W]
+    assert list(dict.fromkeys(rec["job"].tolist())) == window.tolist()
+    assert np.isfinite(catalogue.pilot(spec, seconds=0.05))   # its doubling batches pass the 5 windows
