@@ -82,7 +82,7 @@ def _trace_flow(p: Mapping[str, Any], rng_cluster, rng_jobs, replication: int | 
     a, b = windows.bounds(p, tr.n_jobs, rng_jobs, replication)
     job_id, procs, run, estimate = (x[a:b] for x in (tr.job_id, tr.procs, tr.run, tr.estimate))
     cut = None if tr.cut is None else tr.cut[a:b]
-    submit = tr.submit if (a, b) == (0, tr.n_jobs) else tr.submit[a:b] - tr.submit[a]  # a window starts at 0
+    submit = tr.submit[a:b] - tr.submit[a] if p.get("trace_window_jobs", 0) > 0 else tr.submit  # a window starts at 0
     if p["trace_load"] > 0:
         l0 = offered_load(procs, run, submit, speed, node_cores) / 100.0
         if np.isfinite(l0):

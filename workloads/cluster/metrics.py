@@ -36,7 +36,8 @@ METRICS = (
     Metric("spread", "1", "JD: mean over jobs of distinct nodes used / cores requested"),
     Metric("jobs_simulated", "jobs", "jobs simulated (after dropping)"),
     Metric("dropped_jobs", "jobs",
-           "trace jobs dropped: run time < 0 or no processor count, or larger than the machine"),
+           "trace jobs dropped: run time < 0 or no processor count, or larger than the machine (the whole "
+           "trace's, also for a window of it)"),
     Metric("dropped_too_large", "jobs", "trace jobs dropped because they ask for more processors than the machine"),
     Metric("offered_load", "%", "eq. (8) load of the simulated flow: sum n tau / (sum s c * max a)"),
     Metric("sim_seconds", "s", "wall time of the simulation kernel (no parsing, generation or compilation)",
