@@ -212,6 +212,9 @@ def test_too_many_sequential_replications_are_refused_in_one_line(traces, write_
     load(write_spec(SPEC.format(reps=5, trace=trace, w=W)))          # 5 windows: 5 replications are fine
     with pytest.raises(SpecError, match="trace_window_jobs = 57 exceeds the 56 usable jobs"):
         load(write_spec(SPEC.format(reps=5, trace=trace, w=57)))
+    same = cluster.check_params(_params(trace, trace_window_jobs=56, trace_window_draw="random"))
+    assert len(same) == 1 and "every random window would be the same" in same[0]
+    assert cluster.check_params(_params(trace, trace_window_jobs=56)) == []     # one sequential window: fine
     errors = cluster.check_params({"source": "lublin", "trace_window_jobs": 10})
     assert errors == ["trace_window_jobs = 10 needs source = 'swf' (windows of a trace), not 'lublin'; "
                       "generated flows set jobs"]

@@ -198,6 +198,9 @@ def _check_window(p: Mapping[str, Any]) -> list[str]:
     w, n = p["trace_window_jobs"], _window_trace(p).n_jobs
     if w > n:
         return [f"trace_window_jobs = {w} exceeds the {n} usable jobs of trace {p['trace']!r}"]
+    if w == n and p["trace_window_draw"] == "random":   # each replication a copy of one run
+        return [f"trace_window_jobs = {w} is the whole trace {p['trace']!r}: every random window would be "
+                f"the same; use trace_window_jobs below {n}, or 0 for the whole trace"]
     return []
 
 
