@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -159,16 +160,30 @@ def pilot(spec: Spec, seconds: float = PILOT_SECONDS) -> float:
     rates = []
     for index in pilot_cells(spec):
         params = spec.cell_params(index)
-        module.run_batch(params, replication_seeds(spec.seed, 0, 1))
+        _timed_batch(module, params, spec, 0, 1)
         done, size, spent, rate = 1, 1, 0.0, float("nan")
         while spent < seconds and done < spec.replications + 1:
             t0 = time.perf_counter()
-            module.run_batch(params, replication_seeds(spec.seed, done, done + size))
+            _timed_batch(module, params, spec, done, done + size)
             elapsed = time.perf_counter() - t0
             spent, rate, done, size = spent + elapsed, elapsed / size, done + size, size * 2
         rates.append(rate)
     finite = [r for r in rates if np.isfinite(r)]
     return float(np.mean(finite)) if finite else float("nan")
+
+
+def _timed_batch(module: Any, params: dict, spec: Spec, start: int, stop: int) -> None:
+    """Replications ``start..stop`` of a cell, for their time. A workload that takes the
+    replication indices (``TAKES_REPLICATIONS``) is given them modulo the spec's replications:
+    the doubling batches may reach past the last, which such a workload may refuse (a
+    trace's windows); the time per replication is what is measured."""
+    from .seeding import replication_seeds
+
+    seeds = replication_seeds(spec.seed, start, stop)
+    if getattr(module, "TAKES_REPLICATIONS", False):
+        module.run_batch(params, seeds, np.arange(start, stop, dtype=np.int64) % spec.replications)
+    else:
+        module.run_batch(params, seeds)
 
 
 def cached_estimate(spec: Spec, cache: dict) -> tuple[float | None, str]:

@@ -311,7 +311,8 @@ class _Runner:
         say(f"pilot: timing {len(picks)} of {len(all_cells)} cells")
         def submit(cell: tuple[int, ...], start: int, stop: int) -> Any:
             return self.executor.submit(pilot, self.spec.workload, self.cells[cell], self.seeds(cell, start, stop),
-                                        PILOT_SECONDS, timeout, key=f"pilot-{cell}-{start}")
+                                        PILOT_SECONDS, timeout, np.arange(start, stop, dtype=np.int64),
+                                        key=f"pilot-{cell}-{start}")
 
         futures = {}
         if not _kernels_cached(self.module):
@@ -498,7 +499,7 @@ class _Runner:
 
     def _args(self, batch: Batch) -> tuple:
         return (self.spec.workload, self.cells[batch.cell], self.seeds(batch.cell, batch.start, batch.stop),
-                self.timeout_for(batch))
+                self.timeout_for(batch), np.arange(batch.start, batch.stop, dtype=np.int64))
 
     def submit(self, batch: Batch) -> None:
         future = self.executor.submit(run_isolated, *self._args(batch), key=batch.key)

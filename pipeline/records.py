@@ -42,7 +42,10 @@ def compute(spec: Any, cell: tuple[int, ...], replication: int) -> dict[str, np.
         raise QueryError(f"workload {spec.workload!r} keeps no per-job records (no job_records(params, seed))")
     indep = seeding.independent_index([d.name for d in spec.dims], spec.independent, cell)
     seed = int(seeding.replication_seeds(spec.seed, replication, replication + 1, indep)[0])
-    out = module.job_records(spec.cell_params(cell), seed)
+    if getattr(module, "TAKES_REPLICATIONS", False):  # its replication r is the r-th of something
+        out = module.job_records(spec.cell_params(cell), seed, replication)
+    else:
+        out = module.job_records(spec.cell_params(cell), seed)
     return {k: np.asarray(out[k]) for k in FIELDS + OPTIONAL if k in out}
 
 

@@ -738,11 +738,14 @@ def _finite_positive(value: Any) -> bool:
 
 def _check_cells(where: str, spec: Spec, module: Any) -> None:
     check = getattr(module, "check_params", None)
-    if check is None or _SHALLOW.get():
+    check_reps = getattr(module, "check_replications", None)
+    if (check is None and check_reps is None) or _SHALLOW.get():
         return
     for index, params in spec.cells():
         try:
-            problems = check(params)
+            problems = check(params) if check is not None else []
+            if not problems and check_reps is not None:  # replications (the most "auto" may run)
+                problems = check_reps(params, spec.replications)
         except Exception as exc:  # noqa: BLE001 - a rule that crashes is still a refusal, in one line
             problems = [f"check_params of workload {spec.workload!r} failed: {exc.__class__.__name__}: "
                         f"{_one_line(exc)}"]

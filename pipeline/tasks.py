@@ -62,8 +62,26 @@ def warm(workload: str) -> None:
         pass
 
 
-def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -> dict[str, Any]:
-    """Run one replication per seed in this process.
+def _run_batch(module: Any, params: dict[str, Any], seeds: np.ndarray,
+               replications: np.ndarray | None) -> dict[str, np.ndarray]:
+    """``module.run_batch``, given the replication indices too when the workload declares
+    ``TAKES_REPLICATIONS`` (``workloads._contract``); every other workload as before."""
+    if getattr(module, "TAKES_REPLICATIONS", False):
+        if replications is None:
+            raise ValueError(f"workload {module.__name__!r} takes the replication indices (TAKES_REPLICATIONS), "
+                             "but none were given")
+        return module.run_batch(params, seeds, np.asarray(replications, np.int64))
+    return module.run_batch(params, seeds)
+
+
+def _part(replications: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
+    return None if replications is None else replications[a:b]
+
+
+def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray,
+                     replications: np.ndarray | None = None) -> dict[str, Any]:
+    """Run one replication per seed in this process (``replications``: each seed's
+    replication index, for a workload that takes them).
 
     Returns ``outputs`` (one array per metric and ``reason``), ``failed``
     {offset: (kind, text)} and ``seconds`` (wall time).
@@ -73,14 +91,14 @@ def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -
     n = len(seeds)
     failed: dict[int, tuple[str, str]] = {}
     try:
-        outputs = _checked(module, module.run_batch(params, seeds), n)
+        outputs = _checked(module, _run_batch(module, params, seeds, replications), n)
     except Exception:  # noqa: BLE001 - any workload error is isolated per seed below
         outputs = None
     if outputs is None:  # outside the handler, so a seed's traceback is its own, not chained to the batch's
         outputs = empty_outputs(module.METRICS, n)
         for k in range(n):
             try:
-                one = _checked(module, module.run_batch(params, seeds[k:k + 1]), 1)
+                one = _checked(module, _run_batch(module, params, seeds[k:k + 1], _part(replications, k, k + 1)), 1)
             except Exception:  # noqa: BLE001
                 failed[k] = ("error", traceback.format_exc())
                 continue
@@ -89,7 +107,8 @@ def run_replications(workload: str, params: dict[str, Any], seeds: np.ndarray) -
     return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
 
 
-def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float) -> dict[str, Any]:
+def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float,
+                 replications: np.ndarray | None = None) -> dict[str, Any]:
     """:func:`run_replications` in the child process, at most ``timeout`` seconds.
 
     If the batch times out or its process dies, each replication is run alone (each with
@@ -100,7 +119,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     try:
         # Imports (numba, the model) are not the batch's time: a fresh child loads them first.
         child.call_once(load, workload, timeout=child.START_TIMEOUT)
-        return _call_replications(workload, params, seeds, timeout)
+        return _call_replications(workload, params, seeds, timeout, replications)
     except (child.ChildTimeout, child.ChildDied) as exc:
         whole = exc
     n = len(seeds)
@@ -116,7 +135,7 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
             continue
         try:
             child.call_once(load, workload, timeout=child.START_TIMEOUT)
-            one = _call_replications(workload, params, seeds[k:k + 1], timeout)
+            one = _call_replications(workload, params, seeds[k:k + 1], timeout, _part(replications, k, k + 1))
         except (child.ChildTimeout, child.ChildDied) as exc:
             failed[k] = _fault(exc, f"; its batch of {n} had {_what(whole)} first")
             in_a_row = in_a_row + 1 if isinstance(exc, child.ChildTimeout) else 0
@@ -129,16 +148,17 @@ def run_isolated(workload: str, params: dict[str, Any], seeds: np.ndarray, timeo
     return {"outputs": outputs, "failed": failed, "seconds": time.perf_counter() - t0}
 
 
-def _call_replications(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float) -> dict[str, Any]:
+def _call_replications(workload: str, params: dict[str, Any], seeds: np.ndarray, timeout: float,
+                       replications: np.ndarray | None = None) -> dict[str, Any]:
     """:func:`run_replications` in this thread's child process. A workload that submits tasks to
     the sweep's Dask cluster (:mod:`pipeline.subtasks`) gets the cluster's address, and this
     task gives its worker slot back while the child drives them."""
     cluster = subtasks.worker_cluster() if subtasks.uses_cluster(workloads.get(workload), params) else None
     if cluster is None:
-        return child.call(run_replications, workload, params, seeds, timeout=timeout)
+        return child.call(run_replications, workload, params, seeds, replications, timeout=timeout)
     with subtasks.seceded():
         return child.call(subtasks.run_connected, cluster, run_replications, workload, params, seeds,
-                          timeout=timeout)
+                          replications, timeout=timeout)
 
 
 def _what(exc: Exception) -> str:
@@ -153,7 +173,7 @@ def _fault(exc: Exception, context: str = "") -> tuple[str, str]:
 
 
 def pilot(workload: str, params: dict[str, Any], seeds: np.ndarray, budget: float,
-          timeout: float) -> dict[str, Any]:
+          timeout: float, replications: np.ndarray | None = None) -> dict[str, Any]:
     """Run the first replications in doubling batches until ``budget`` seconds are spent.
 
     Each part runs isolated with at most ``timeout`` seconds (:func:`run_isolated`).
@@ -163,13 +183,13 @@ def pilot(workload: str, params: dict[str, Any], seeds: np.ndarray, budget: floa
     cleanly. A part that timed out or crashed ends the pilot (its time says nothing).
     """
     # The first replication alone pays the first-call costs; the clock starts after it.
-    parts = [run_isolated(workload, params, seeds[:1], timeout)]
+    parts = [run_isolated(workload, params, seeds[:1], timeout, _part(replications, 0, 1))]
     clean = _clean(parts[0])
     per_rep = parts[0]["seconds"] if clean else float("nan")
     done, size = 1, 1
     t0 = time.perf_counter()
     while clean and done < len(seeds) and time.perf_counter() - t0 < budget:
-        part = run_isolated(workload, params, seeds[done:done + size], timeout)
+        part = run_isolated(workload, params, seeds[done:done + size], timeout, _part(replications, done, done + size))
         parts.append(part)
         clean = _clean(part)
         if clean:

@@ -27,15 +27,18 @@ import heapq
 SUBMIT, TERMINATE, START = 0, 1, 2     # priority at equal times
 
 
-def convert_pyss(fields: list[list[float]], machine: int) -> list[tuple[int, float, float, int, float]]:
+def convert_pyss(fields: list[list[float]], machine: int,
+                 processors: str = "requested") -> list[tuple[int, float, float, int, float]]:
     """SWF records (18 numbers each) -> jobs ``(id, submit, run, procs, estimate)``, record
     by record as pyss's ``_job_input_to_job`` (predictsim, ``simulation/pyss/src/base/prototype.py``)
-    does it on a machine of ``machine`` processors:
+    does it on a machine of ``machine`` processors, with the processor count ``count`` read
+    as pyss runs (``processors = "requested"``: field 8 if it is positive, else field 5) or as
+    predictsim's source reads it (``"allocated"``: field 5):
 
-    - run time <= 0, allocated processors <= 0 or submit < 0: a 1 s job (estimate 1 s) on
-      max(1, allocated) processors, submitted at max(submit, 1);
+    - run time <= 0, count <= 0 or submit < 0: a 1 s job (estimate 1 s) on
+      max(1, count) processors, submitted at max(submit, 1);
     - otherwise: estimate = int(max(requested time, run time, 1)),
-      run = int(max(min(requested time, run time), 1)), processors = allocated, clamped to
+      run = int(max(min(requested time, run time), 1)), processors = count, clamped to
       [1, machine];
     - nothing is dropped (a malformed record larger than the machine could never start:
       left out here, as ``swf.read`` does). Queue order: submit time, ties in file order.
@@ -43,6 +46,8 @@ def convert_pyss(fields: list[list[float]], machine: int) -> list[tuple[int, flo
     jobs = []
     for f in fields:
         jid, submit, run, alloc, req_time = int(f[0]), int(f[1]), f[3], int(f[4]), int(f[8])
+        if processors == "requested" and int(f[7]) > 0:
+            alloc = int(f[7])
         if run <= 0 or alloc <= 0 or submit < 0:
             job = (jid, float(max(submit, 1)), 1.0, max(1, alloc), 1.0)
         else:

@@ -23,6 +23,7 @@ TARGETS = {
     "desktop_grid.DesktopGridVsPeer.track_lpas_vs_gcmu", "plugins.ClusterPlugin.track_easy_plugin_vs_builtin",
     "plugins.DesktopGridPlugin.track_gcmu_plugin_vs_builtin", "pipeline.ColdCompile.track_cpu_seconds",
     "pipeline.PerTask.track_ms_per_task", "startup.CLIStartup.time_help",
+    "windows.TraceWindows.track_vs_excerpt",
 }
 
 

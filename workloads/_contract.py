@@ -12,6 +12,13 @@ A workload module declares, once:
   pipeline then runs the cell once (replication 0) and shows its value without a confidence
   interval. Declare it only where it holds for every metric but the timing ones; a wrong
   ``True`` would hide real variability (:func:`deterministic_reason`).
+* optionally ``check_replications(params, replications) -> list[str]``: rules on the number
+  of replications a cell is asked for (``replications``, or ``max_replications`` with
+  ``"auto"``), e.g. a trace cut into fewer windows than that;
+* optionally ``TAKES_REPLICATIONS = True``: ``run_batch(params, seeds, replications)`` is
+  then also given each seed's replication index (int64, aligned with ``seeds``), for a
+  workload whose replication r must be the r-th of something (a trace's r-th window);
+  ``job_records(params, seed, replication)`` likewise. Every other workload is called as before.
 
 Everything else (validation, store schema, CLI listing) is derived from these declarations.
 """

@@ -37,12 +37,21 @@ first fit written as plug-ins (tested equal to the built-ins).
 
 Random streams of a replication, in this order (all four are always spawned):
 0. cluster: node speeds (``heterogeneous``: ``U[1, 2]`` per node, divided by the minimum);
-1. jobs (Lublin flows only): sizes (3 × n uniforms), runtimes (component uniforms and
+1. jobs: Lublin flows: sizes (3 × n uniforms), runtimes (component uniforms and
    gammas, redraws), estimates (n uniforms), memory (n), disk (n), then the arrival gaps
-   (``poisson``: n Exp(1); ``lublin_daily``: the model's gammas);
+   (``poisson``: n Exp(1); ``lublin_daily``: the model's gammas); trace windows drawn at
+   random (``trace_window_draw = "random"``): one integer, the window's first job;
 2. communication: reserved for part 2 (iterations, patterns, message sizes);
 3. allocation: seeds the kernel's splitmix64 stream (Random First).
-Trace flows draw nothing from stream 1; their jobs are the trace's.
+Trace flows draw nothing else from stream 1; their jobs are the trace's.
+
+Trace windows (``windows.py``): with ``trace_window_jobs = W`` > 0 a replication simulates
+W consecutive jobs of the trace from an empty machine, the r-th window for replication r
+(``trace_window_draw = "sequential"``) or one drawn from its seed (``"random"``), the first
+``trace_window_warmup`` fraction of them left out of the per-job metrics. Sequential
+windows need the replication index: the package declares ``TAKES_REPLICATIONS``, so the
+pipeline calls ``run_batch(params, seeds, replications)``; ``check_replications`` refuses
+a spec asking for more replications than the trace has windows.
 """
 from __future__ import annotations
 
@@ -55,7 +64,7 @@ import numpy as np
 from .._contract import empty_outputs, is_plugin_path
 from ..kernel_support.lazy import handed_on
 from ..kernel_support.plugins import fails_loudly
-from . import batsim, swf
+from . import batsim, swf, windows
 from .choices import ALLOCATION_NAMES as ALLOCATIONS, CL_MASKS, QUEUE_NAMES, TOPO_METHODS  # noqa: F401 (handed on)
 from .flows import Flow, _schedule_plugins, flow, schedule, trace_conversion  # noqa: F401 (handed on)
 from .metrics import REASONS, compute, late_starts, offered_load
@@ -64,8 +73,11 @@ from .points import PLUGINS
 
 # Handed on (tests and scripts use them as cluster.NAME): the flows, the schedule, and the
 # declarations the workload contract asks for.
-__all__ = ["PARAMS", "METRICS", "REASONS", "PLUGINS", "run_batch", "check_params", "deterministic", "schedule", "Flow", "flow",
-           "job_records", "late_starts"]
+__all__ = ["PARAMS", "METRICS", "REASONS", "PLUGINS", "TAKES_REPLICATIONS", "run_batch", "check_params",
+           "check_replications", "deterministic", "schedule", "Flow", "flow", "job_records", "late_starts"]
+
+#: run_batch and job_records take the replication indices (a trace's sequential windows).
+TAKES_REPLICATIONS = True
 
 # The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
 # are imported by the functions that run a replication, and handed on when asked for
@@ -114,6 +126,11 @@ def check_params(params: Mapping[str, Any]) -> list[str]:
         errors.append(f"trace {params['trace']!r} does not exist")
     elif params["source"] == "swf" and params["trace"]:
         errors += _check_trace(params["trace"], params["trace_max_procs"], trace_conversion(params))
+        if not errors:
+            errors += _check_window(params)
+    if params["source"] != "swf" and params["trace_window_jobs"] > 0:
+        errors.append(f"trace_window_jobs = {params['trace_window_jobs']} needs source = 'swf' (windows of a "
+                      f"trace), not {params['source']!r}; generated flows set jobs")
     for lo, hi in (("mem_low", "mem_high"), ("disk_low", "disk_high")):
         if params[lo] > params[hi]:
             errors.append(f"{lo} ({params[lo]}) must not exceed {hi} ({params[hi]})")
@@ -194,6 +211,36 @@ def _check_torus_sizes(p: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def _window_trace(p: Mapping[str, Any]) -> swf.Trace:
+    return swf.read_cached(p["trace"], p["trace_max_procs"], trace_conversion(p))
+
+
+def _check_window(p: Mapping[str, Any]) -> list[str]:
+    """A window must fit in the trace (read already, cached)."""
+    w, n = p["trace_window_jobs"], _window_trace(p).n_jobs
+    if w > n:
+        return [f"trace_window_jobs = {w} exceeds the {n} usable jobs of trace {p['trace']!r}"]
+    if w == n and p["trace_window_draw"] == "random":   # each replication a copy of one run
+        return [f"trace_window_jobs = {w} is the whole trace {p['trace']!r}: every random window would be "
+                f"the same; use trace_window_jobs below {n}, or 0 for the whole trace"]
+    return []
+
+
+def check_replications(params: Mapping[str, Any], replications: int) -> list[str]:
+    """Sequential trace windows: one per replication, so no more replications than windows."""
+    p = _with_defaults(params)
+    w = p["trace_window_jobs"]
+    if p["source"] != "swf" or w == 0 or p["trace_window_draw"] != "sequential":
+        return []
+    n = _window_trace(p).n_jobs
+    k = windows.count(n, w)
+    if replications > k:
+        return [f"trace_window_draw = 'sequential': trace {p['trace']!r} has {k} windows of {w} jobs "
+                f"({n} usable jobs), fewer than replications = {replications}; ask for at most {k}, "
+                f"or trace_window_draw = 'random'"]
+    return []
+
+
 def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> list[str]:
     """Read the trace once, at validation (the parse is cached per process for the replications):
     a malformed record is named by file and line here, not inside every replication."""
@@ -210,14 +257,15 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
     return []
 
 
-def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
+def job_records(params: Mapping[str, Any], seed: int, replication: int | None = None) -> dict[str, np.ndarray]:
     """Per-job records of replication ``seed`` (``pipeline.records``): one row per job and
     node it ran on (``size`` = its processes there), ``status`` 0 completed, 1 killed at its
     estimate, 2 never started, and its ``estimate`` (s; the requested time of a jobs.csv
-    export). Generated flows and traces without the packet network."""
+    export). Generated flows and traces without the packet network; a trace window
+    (``replication``: its index, which sequential windows need) with its warm-up."""
     if _with_defaults(params)["network"] != "none":
         raise ValueError("job_records: the packet-network simulator keeps no per-job records yet")
-    f, res, _ = schedule(params, seed)
+    f, res, _ = schedule(params, seed, replication)
     started = ~np.isnan(res.start)
     if _with_defaults(params)["semantics"] == "pyss":   # one pool of processors: no nodes to name
         status = np.where(started, np.where(res.killed == 1, 1, 0), 2)
@@ -239,18 +287,23 @@ def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
 
 
 @fails_loudly
-def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndarray]:
+def run_batch(params: Mapping[str, Any], seeds: np.ndarray,
+              replications: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """One replication per seed; ``replications`` (their indices, given by the pipeline:
+    ``TAKES_REPLICATIONS``) choose a trace's sequential windows and are read for nothing else."""
     if _with_defaults(params)["network"] != "none":
         from . import netsched
         return netsched.run_batch(params, seeds)
     out = empty_outputs(METRICS, len(seeds))
+    warmup = windows.warmup_jobs(_with_defaults(params))
     for r, seed in enumerate(seeds):
-        f, res, wall = schedule(params, int(seed))
+        f, res, wall = schedule(params, int(seed), None if replications is None else int(replications[r]))
         values, reason = compute(res, f.submit, f.cores_req, f.node_speed, f.node_cores,
-                                 _with_defaults(params)["bsld_threshold"])
-        ok = (res.killed == 0) & ~np.isnan(res.end)
-        values["mean_job_time"] = float(np.mean(res.end[ok] - res.start[ok])) if ok.any() else np.nan
-        values["late_starts"] = late_starts(res)
+                                 _with_defaults(params)["bsld_threshold"], warmup)
+        m = slice(warmup, None)     # a trace window's measured jobs
+        ok = (res.killed[m] == 0) & ~np.isnan(res.end[m])
+        values["mean_job_time"] = float(np.mean(res.end[m][ok] - res.start[m][ok])) if ok.any() else np.nan
+        values["late_starts"] = late_starts(res, warmup)
         values["shape_delays"] = 0.0     # part 1's policies place any job whose cores are free
         values["dropped_jobs"] = float(f.dropped)
         values["dropped_too_large"] = float(f.dropped_too_large)

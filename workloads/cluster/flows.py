@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from .._contract import is_plugin_path, substream_seeds, substreams
-from . import lublin, swf
+from . import lublin, swf, windows
 from .choices import ALLOCATION_NAMES as ALLOCATIONS
 from .metrics import offered_load
 from .params import with_defaults
@@ -70,34 +70,38 @@ def trace_conversion(p: Mapping[str, Any]) -> str:
     """The trace conversion of ``swf.read`` these parameters ask for (pyss's already cuts
     every job at its requested time, so ``kill_at_estimate`` changes nothing there)."""
     if p.get("semantics") == "pyss":
-        return "pyss"
+        return "pyss" if p.get("pyss_processors", "requested") == "requested" else "pyss_allocated"
     return "walltime" if p.get("kill_at_estimate") else "textbook"
 
 
-def _trace_flow(p: Mapping[str, Any], rng_cluster) -> Flow:
+def _trace_flow(p: Mapping[str, Any], rng_cluster, rng_jobs, replication: int | None) -> Flow:
     tr = swf.read_cached(p["trace"], p["trace_max_procs"], trace_conversion(p))
     m = tr.max_procs
     speed = _speeds(rng_cluster, m, p["speeds"])
     node_cores = np.ones(m, np.int64)
-    submit = tr.submit
+    a, b = windows.bounds(p, tr.n_jobs, rng_jobs, replication)
+    job_id, procs, run, estimate = (x[a:b] for x in (tr.job_id, tr.procs, tr.run, tr.estimate))
+    cut = None if tr.cut is None else tr.cut[a:b]
+    submit = tr.submit[a:b] - tr.submit[a] if p.get("trace_window_jobs", 0) > 0 else tr.submit  # a window starts at 0
     if p["trace_load"] > 0:
-        l0 = offered_load(tr.procs, tr.run, submit, speed, node_cores) / 100.0
+        l0 = offered_load(procs, run, submit, speed, node_cores) / 100.0
         if np.isfinite(l0):
             submit = submit * (l0 / p["trace_load"])
-    z = np.zeros(tr.n_jobs)
-    f = Flow(submit, tr.procs, z, z, tr.estimate, tr.run, node_cores, np.full(m, p["node_memory"]),
-             np.full(m, p["node_disk"]), speed, job_id=tr.job_id,
+    z = np.zeros(b - a)
+    f = Flow(submit, procs, z, z, estimate, run, node_cores, np.full(m, p["node_memory"]),
+             np.full(m, p["node_disk"]), speed, job_id=job_id,
              dropped=tr.dropped_invalid + tr.dropped_too_large, dropped_too_large=tr.dropped_too_large)
-    f.cut = tr.cut      # pyss conversion: jobs cut (killed) at their requested time
+    f.cut = cut      # pyss conversion: jobs cut (killed) at their requested time
     return f
 
 
-def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
-    """The cluster and job flow of replication ``seed``, and the allocation stream's seed."""
+def flow(params: Mapping[str, Any], seed: int, replication: int | None = None) -> tuple[Flow, int]:
+    """The cluster and job flow of replication ``seed``, and the allocation stream's seed.
+    ``replication``: its index, which a trace's sequential windows need (``windows.py``)."""
     rng_cluster, rng_jobs, _rng_comm, _rng_alloc = substreams(seed, 4)
     alloc_seed = int(substream_seeds(seed, 4)[3])
     if params["source"] == "swf":
-        f = _trace_flow(params, rng_cluster)
+        f = _trace_flow(params, rng_cluster, rng_jobs, replication)
     else:
         f = _lublin_flow(params, rng_cluster, rng_jobs)
     scale = params.get("time_scale", 1.0)
@@ -106,8 +110,9 @@ def flow(params: Mapping[str, Any], seed: int) -> tuple[Flow, int]:
     return f, alloc_seed
 
 
-def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]:
-    """Simulate replication ``seed``: its flow, the per-job schedule and the kernel wall time (s).
+def schedule(params: Mapping[str, Any], seed: int, replication: int | None = None) -> tuple[Flow, Result, float]:
+    """Simulate replication ``seed`` (index ``replication``, which sequential trace windows
+    need): its flow, the per-job schedule and the kernel wall time (s).
 
     Write it as SWF with ``swf.write(path, f.job_id, f.submit, r.start, r.end, f.cores_req,
     f.estimate, r.killed, f.node_cores.sum())``.
@@ -115,7 +120,7 @@ def schedule(params: Mapping[str, Any], seed: int) -> tuple[Flow, Result, float]
     from .simulator import simulate
 
     p = with_defaults(params)
-    f, alloc_seed = flow(p, seed)
+    f, alloc_seed = flow(p, seed, replication)
     if p["semantics"] == "pyss":
         from . import pyss_kernel      # compiled only by specs that ask for it
         t0 = time.perf_counter()

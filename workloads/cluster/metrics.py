@@ -36,7 +36,8 @@ METRICS = (
     Metric("spread", "1", "JD: mean over jobs of distinct nodes used / cores requested"),
     Metric("jobs_simulated", "jobs", "jobs simulated (after dropping)"),
     Metric("dropped_jobs", "jobs",
-           "trace jobs dropped: run time < 0 or no processor count, or larger than the machine"),
+           "trace jobs dropped: run time < 0 or no processor count, or larger than the machine (the whole "
+           "trace's, also for a window of it)"),
     Metric("dropped_too_large", "jobs", "trace jobs dropped because they ask for more processors than the machine"),
     Metric("offered_load", "%", "eq. (8) load of the simulated flow: sum n tau / (sum s c * max a)"),
     Metric("sim_seconds", "s", "wall time of the simulation kernel (no parsing, generation or compilation)",
@@ -67,23 +68,26 @@ def offered_load(cores_req: np.ndarray, tau: np.ndarray, submit: np.ndarray, nod
 
 
 def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: np.ndarray,
-            node_cores: np.ndarray, bsld_threshold: float) -> tuple[dict[str, float], int]:
-    """Metric values of one replication and its reason code."""
+            node_cores: np.ndarray, bsld_threshold: float, warmup: int = 0) -> tuple[dict[str, float], int]:
+    """Metric values of one replication and its reason code. The first ``warmup`` jobs (a
+    trace window's warm-up, ``windows.py``) are left out of the per-job metrics."""
     out: dict[str, Any] = {m.name: np.full(m.shape, np.nan) if m.shape else np.nan for m in METRICS}
     if submit.size == 0:
         return out, 2
     if np.isnan(res.start).any():
         return out, 3
-    wait = res.start - submit
-    real = res.end - res.start
-    ok = res.killed == 0
+    m = slice(warmup, None)      # the measured jobs
+    wait = res.start[m] - submit[m]
+    real = res.end[m] - res.start[m]
+    ok = res.killed[m] == 0
     bsld = np.maximum(1.0, (wait[ok] + real[ok]) / np.maximum(real[ok], bsld_threshold))
     out.update(
         makespan=float(res.end.max()), mean_wait=float(wait.mean()), max_wait=float(wait.max()),
         var_wait=float(wait.var()), killed_jobs=float((~ok).sum()),
         mean_bsld=float(bsld.mean()) if bsld.size else np.nan, max_bsld=float(bsld.max()) if bsld.size else np.nan,
-        spread=float(np.mean(res.nodes_used / cores_req)), jobs_simulated=float(submit.size),
-        wait_quantiles=quantiles(wait), response_quantiles=quantiles(res.end - submit), bsld_quantiles=quantiles(bsld),
+        spread=float(np.mean(res.nodes_used[m] / cores_req[m])), jobs_simulated=float(submit.size),
+        wait_quantiles=quantiles(wait), response_quantiles=quantiles(res.end[m] - submit[m]),
+        bsld_quantiles=quantiles(bsld),
     )
     reason = 0
     if res.masked_time > 0:
@@ -100,7 +104,8 @@ def compute(res: Result, submit: np.ndarray, cores_req: np.ndarray, node_speed: 
     return out, reason
 
 
-def late_starts(res: Result) -> float:
-    """Jobs that started after their guaranteed start (``Result.bound``; NaN bound: none)."""
+def late_starts(res: Result, warmup: int = 0) -> float:
+    """Jobs that started after their guaranteed start (``Result.bound``; NaN bound: none),
+    the first ``warmup`` jobs left out."""
     with np.errstate(invalid="ignore"):
-        return float(np.sum(res.start > res.bound))
+        return float(np.sum(res.start[warmup:] > res.bound[warmup:]))

@@ -22,6 +22,20 @@ PARAMS = (
           "machine size for the trace; 0 = its '; MaxProcs:' header (Batsim: nb_res)", low=0),
     Param("trace_load", "float", 0.0, "scale trace submit times so eq. (8) gives this load (fraction); 0 = as recorded",
           low=0.0),
+    Param("trace_window_jobs", "int", 0, "jobs per trace window (source = 'swf'): each replication simulates "
+          "one window of this many consecutive jobs of the trace (queue order, after the dropping rules), from "
+          "an empty machine, submit times shifted so that the window starts at 0; trace_load scales each "
+          "window; 0 = the whole trace", low=0),
+    Param("trace_window_draw", "str", "sequential", "which window a replication simulates: 'sequential' = "
+          "replication r the r-th window (jobs [r W, (r + 1) W); the trace's last jobs that fill no whole "
+          "window are left out; replications must not exceed the windows), 'random' = a window starting at a "
+          "job drawn uniformly from the replication's seed (stream 1, one integer in [0, jobs - W])",
+          choices=("sequential", "random")),
+    Param("trace_window_warmup", "float", 0.1, "warm-up of a trace window, a fraction of its jobs: the first "
+          "floor(fraction x W) jobs of each window are simulated (they load the machine, empty at the "
+          "window's start) but left out of every per-job metric (waits, slowdowns, their percentiles, killed "
+          "jobs, spread); time averages (utilisation, CL, memory, disk) already leave out an idle machine "
+          "with an empty queue (delta mask)", low=0.0, high=0.99),
     Param("jobs", "int", 1000, "jobs per generated flow", low=1),
     Param("load", "float", 0.7, "target system load L of eq. (8) for generated flows (fraction, 0.7 = 70%)",
           low=1e-6),
@@ -50,6 +64,10 @@ PARAMS = (
     Param("semantics", "str", "textbook", "event and reservation semantics: 'textbook' (all events of a time, "
           "then one pass) or 'pyss' (pyss's rules and trace conversion, docs/models/cluster.md last section; separate kernel)",
           choices=("textbook", "pyss")),
+    Param("pyss_processors", "str", "requested", "semantics = 'pyss': a trace job's processors, the requested "
+          "count (field 8, else the allocated field 5, as pyss runs in the literature) or the allocated count "
+          "(field 5, as predictsim's pyss source reads it); capped to the machine",
+          choices=("requested", "allocated")),
     Param("kill_at_estimate", "bool", False, "traces: estimate = requested time (field 9, when > 0), so a job "
           "that ran longer is killed at start + requested time (walltime enforcement; counted in killed_jobs)"),
 ) + NETWORK_PARAMS

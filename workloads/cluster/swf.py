@@ -44,7 +44,7 @@ class Trace:
     estimate: np.ndarray    # float64, max(requested, run, 1)
     dropped_invalid: int
     dropped_too_large: int
-    cut: np.ndarray | None = None   # conversion "pyss": bool, the job ran past its request (killed there)
+    cut: np.ndarray | None = None   # pyss conversions: bool, the job ran past its request (killed there)
 
     @property
     def n_jobs(self) -> int:
@@ -104,7 +104,9 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
 
     ``max_procs`` > 0 overrides the header's MaxProcs; without either, SWFError.
     ``conversion = "pyss"`` applies pyss's rules instead (:func:`pyss_fields`: nothing is
-    dropped, except a malformed record whose processor count exceeds the machine);
+    dropped, except a malformed record whose processor count exceeds the machine), with the
+    requested processor count (field 8, else field 5); ``"pyss_allocated"`` the same rules
+    with the allocated count (field 5) as predictsim's ``_job_input_to_job`` reads it;
     ``conversion = "walltime"`` is the default rules with estimate = requested time
     (field 9) where it is > 0 (``kill_at_estimate``: the kernel kills a job whose run time
     exceeds it, at start + estimate), else max(run time, 1 s).
@@ -115,8 +117,9 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
         raise SWFError(f"{path}: no '; MaxProcs:' header line; set trace_max_procs")
     job_id = data[:, 0].astype(np.int64)
     submit = data[:, 1]
-    if conversion == "pyss":
-        submit, run, procs, est = pyss_fields(data, m)
+    pyss = conversion in PYSS_CONVERSIONS
+    if pyss:
+        submit, run, procs, est = pyss_fields(data, m, PYSS_CONVERSIONS[conversion])
         cut = data[:, 3] > run           # run time shortened (cut at the request)
         valid = np.ones(data.shape[0], bool)
     elif conversion == "textbook":
@@ -132,12 +135,12 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
         valid = (run >= 0) & (procs > 0)
         est = np.where(data[:, 8] > 0, data[:, 8], np.maximum(run, 1.0))
     else:
-        raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss', 'walltime'")
+        raise ValueError(f"conversion = {conversion!r}: allowed 'textbook', 'pyss', 'pyss_allocated', 'walltime'")
     too_large = valid & (procs > m)
     keep = valid & ~too_large
-    if conversion != "pyss":
+    if not pyss:
         cut = np.zeros(data.shape[0], bool)
-    if conversion == "pyss":      # pyss's event queue breaks ties of submit time by file order
+    if pyss:      # pyss's event queue breaks ties of submit time by file order
         order = np.argsort(submit[keep], kind="stable")
     else:
         order = np.lexsort((job_id[keep], submit[keep]))
@@ -147,28 +150,41 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
                  cut=cut[keep][order])
 
 
-def pyss_fields(data: np.ndarray, max_procs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+#: pyss conversions of :func:`read` and the processor count each reads (``pyss_processors``).
+PYSS_CONVERSIONS = {"pyss": "requested", "pyss_allocated": "allocated"}
+
+
+def pyss_fields(data: np.ndarray, max_procs: int,
+                processors: str = "requested") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """pyss's trace conversion of SWF records ``(n, 18)``: submit, run time, processors, estimate.
 
-    From pyss's own source, ``_job_input_to_job`` in ``simulation/pyss/src/base/prototype.py``
-    of the predictsim repository (the pyss the spec cites; its ``run_simulator.py`` feeds
-    every data line of the trace through it, after ``workload_parser.parse_lines``, which
-    skips only comments and blank lines), 1-based SWF field numbers:
+    Run time and estimate from pyss's own source, ``_job_input_to_job`` in
+    ``simulation/pyss/src/base/prototype.py`` of the predictsim repository (its
+    ``run_simulator.py`` feeds every data line of the trace through it, after
+    ``workload_parser.parse_lines``, which skips only comments and blank lines), 1-based SWF
+    field numbers. The processor count ``c``: ``processors = "requested"`` (default, as pyss
+    runs in the literature: schedules of pyss on the whole KTH-SP2 log agree with it, not
+    with field 5) is the requested count (8) when > 0, else the allocated count (5), as
+    pyss's ``num_requested_processors`` reads it; ``"allocated"`` is field 5, as predictsim's
+    ``_job_input_to_job`` reads it.
 
-    - a record with run time (4) <= 0, allocated processors (5) <= 0 or submit time (2) < 0
-      becomes a 1 s job with a 1 s estimate, on max(1, field 5) processors, submitted at
-      max(field 2, 1);
+    - a record with run time (4) <= 0, ``c`` <= 0 or submit time (2) < 0 becomes a 1 s job
+      with a 1 s estimate, on max(1, c) processors, submitted at max(field 2, 1);
     - every other record: estimate = int(max(requested time (9), run time, 1)),
-      run time = int(max(min(requested time, run time), 1)), processors = field 5 clamped
+      run time = int(max(min(requested time, run time), 1)), processors = ``c`` clamped
       to [1, machine size]. So a job that ran past its request runs until its request (it
       is cut there) but keeps its real run time as its estimate, and a job without a
       requested time (-1) runs 1 s with its real run time as its estimate;
-    - the requested processors (field 8) are never read; no record is dropped.
+    - no record is dropped.
 
     ``int`` truncates toward zero (``np.trunc`` here). The caller orders the jobs as pyss's
     event queue does: by submit time, ties in file order.
     """
+    if processors not in ("requested", "allocated"):
+        raise ValueError(f"processors = {processors!r}: allowed 'requested', 'allocated'")
     submit, run, alloc, req = data[:, 1], data[:, 3], data[:, 4], data[:, 8]
+    if processors == "requested":
+        alloc = np.where(data[:, 7] > 0, data[:, 7], alloc)
     bad = (run <= 0) | (alloc <= 0) | (submit < 0)
     est = np.where(bad, 1.0, np.trunc(np.maximum(np.maximum(req, run), 1.0)))
     run_out = np.where(bad, 1.0, np.trunc(np.maximum(np.minimum(req, run), 1.0)))

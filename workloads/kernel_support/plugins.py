@@ -377,13 +377,13 @@ def fails_loudly(run_batch: Callable[..., Any]) -> Callable[..., Any]:
     the replication as failed, with the message, and the sweep goes on)."""
 
     @functools.wraps(run_batch)
-    def run(params: Mapping[str, Any], seeds: Any) -> Any:
+    def run(params: Mapping[str, Any], seeds: Any, *more: Any) -> Any:
         points = getattr(sys.modules[run_batch.__module__], "PLUGINS", ())
         named = [f"{pt.param} plug-in {params[pt.param]}" for pt in points
                  if isinstance(params.get(pt.param), str) and is_plugin_path(params[pt.param])]
         if not named:
-            return run_batch(params, seeds)
+            return run_batch(params, seeds, *more)
         with raised_by(named):
-            return run_batch(params, seeds)
+            return run_batch(params, seeds, *more)
 
     return run
