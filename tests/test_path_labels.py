@@ -117,12 +117,12 @@ def test_a_copy_elsewhere_resumes_with_nothing_to_do_grows_and_merges(tmp_path, 
     seconds = pipeline.open_store(store)["cell_seconds"].values
     capsys.readouterr()
     copied = _run(b / "jobs" / "s.toml", b / "results" / "s.zarr")
-    assert "4 of 4 replications done" in capsys.readouterr().err
+    assert "2 of 2 replications done" in capsys.readouterr().err  # whole traces: each cell run once
     xr.testing.assert_identical(_data(copied), before)
     np.testing.assert_array_equal(pipeline.open_store(copied)["cell_seconds"].values, seconds)  # nothing ran
     # `run STORE` finds the copy's own spec and traces (named from the store's folder)
     assert cli.main(["run", str(copied), "--workers", "0"]) == 0
-    assert "4 of 4 replications done" in capsys.readouterr().err
+    assert "2 of 2 replications done" in capsys.readouterr().err  # whole traces: each cell run once
     np.testing.assert_array_equal(pipeline.open_store(copied)["cell_seconds"].values, seconds)
     # the trace moved to another place in the copy: the same store, by label and content
     shutil.move(b / "traces", b / "data")

@@ -163,10 +163,12 @@ def test_pwa_values_resolve_from_the_cache_or_say_how_to_fetch(tmp_path, monkeyp
         pipeline.load(spec)
     message = str(exc.value)
     assert "\n" not in message and str(spec) in message and "schedsweep traces fetch TINY-1" in message
-    # a listing validates without the file: the name is the catalogue's
-    assert pipeline.load(spec, shallow=True).params["trace"] == str(tmp_path / "cache" / "tiny.swf.gz")
+    # a listing validates without the file: the name is the catalogue's (the store's label)
+    assert pipeline.load(spec, shallow=True).params["trace"] == "TINY-1"
     traces.add(src)
-    assert pipeline.load(spec).params["trace"] == str(tmp_path / "cache" / "tiny.swf.gz")
+    loaded = pipeline.load(spec)
+    assert loaded.params["trace"] == "TINY-1"  # a store knows the log by its catalogue name
+    assert loaded.cell_params(())["trace"] == str(tmp_path / "cache" / "tiny.swf.gz")  # the workload reads the cache's copy
     spec.write_text(SPEC.format(trace="pwa:KTH-SP2-1996-2.1-cln"))
     for shallow in (False, True):
         with pytest.raises(SpecError) as exc:
@@ -175,7 +177,7 @@ def test_pwa_values_resolve_from_the_cache_or_say_how_to_fetch(tmp_path, monkeyp
         assert "\n" not in message and "unknown trace 'KTH-SP2-1996-2.1-cln'" in message
         assert all(name in message for name in traces.catalogue())
     spec.write_text(SPEC.format(trace=src.name))      # a path, relative to the spec, as before
-    assert pipeline.load(spec).params["trace"] == str(src)
+    assert pipeline.load(spec).cell_params(())["trace"] == str(src)
 
 
 def test_the_shipped_catalogue_is_consistent():
