@@ -18,11 +18,14 @@ EXIT_USAGE = 2
 EXIT_ALL_FAILED = 1  # a run whose every replication failed
 EXIT_SOME_FAILED = 3  # the store holds failed replications (schedsweep show STORE --failures)
 EXIT_UNWRITABLE = 4  # the store cannot be written: disk full, read-only, not ours to write
+EXIT_DAMAGED = 5  # chunks found damaged during the run were marked not run; the same command reruns them
 RUN_EXIT_CODES = ("exit codes: 0 every replication ok (or 'no result' by the model's rule); "
                   f"{EXIT_SOME_FAILED} some replications failed (schedsweep show STORE --failures); "
                   f"{EXIT_ALL_FAILED} every replication this run ran failed; {EXIT_USAGE} a usage error or a "
-                  f"refused run; {EXIT_UNWRITABLE} the store cannot be written (disk full, read-only); 130, 143, "
-                  "129 stopped by Ctrl-C, SIGTERM, SIGHUP. After 4 or a stop, the same command resumes.")
+                  f"refused run; {EXIT_UNWRITABLE} the store cannot be written (disk full, read-only); "
+                  f"{EXIT_DAMAGED} chunks of the store were found damaged during the run (their replications "
+                  "marked not run); 130, 143, 129 stopped by Ctrl-C, SIGTERM, SIGHUP. After 4, 5 or a stop, "
+                  "the same command resumes.")
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 INT64_MAX = 2 ** 63 - 1
 
@@ -105,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     if args.dry_run:
         return _dry_run(args)
-    from .execute import SweepFailed, status_counts
+    from .execute import DamagedDuringRun, SweepFailed, status_counts
 
     spec, store, overrides = _spec_or_store(args)
     quiet = args.quiet or args.no_progress
@@ -119,6 +122,9 @@ def _run(args: argparse.Namespace) -> int:
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
+    except DamagedDuringRun as exc:  # what was damaged is marked not run; the rest is stored
+        print(f"schedsweep: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise

@@ -45,6 +45,12 @@ class SweepFailed(RuntimeError):
     """Every replication the run ran failed (the store is kept; ``show --failures`` says why)."""
 
 
+class DamagedDuringRun(RuntimeError):
+    """Chunks of the store were found damaged while the run wrote it (a disk or a hand that
+    changes files under a run): their replications are marked not run, everything else is
+    stored, and the same command reruns them from their seeds."""
+
+
 @dataclass
 class Batch:
     cell: tuple[int, ...]
@@ -125,6 +131,10 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
             if n:
                 say(f"{path}: per-job records of {n} replications kept ([record]; schedsweep gantt draws one)")
     runner.summarise()
+    if runner.damaged_during_run:
+        raise DamagedDuringRun(f"{path}: {runner.damaged_during_run} replications of chunks found damaged during "
+                               "the run were marked not run; run the same command again to rerun them (and check "
+                               "the disk: a store is not damaged by itself)")
     return path
 
 
@@ -208,6 +218,8 @@ class _Runner:
         self.dim_names = [d.name for d in spec.dims]
         self.cells = dict(spec.cells())
         self.writer: store_mod.Writer | None = None
+        self.damaged_during_run = 0  # replications made 'not run' by damage found after planning
+        self._damage_said = 0  # entries of writer.damage already reported
         self._future_batch: dict[str, Batch] = {}
         self.bar: Any = None
 
@@ -257,6 +269,7 @@ class _Runner:
         so this run computes them again from their seeds."""
         from . import integrity
 
+        self._say_damage()  # found while the journal of an interrupted run was replayed
         report = integrity.scan(self.path)
         if report.clean:
             return
@@ -267,6 +280,19 @@ class _Runner:
             self.writer.compact(drop)
             say(f"{sum(b - a for _, a, b in drop)} replications of damaged chunks marked not run; they run again")
         self.writer.flush()  # seeds and cell seconds read damaged were rewritten by the Writer
+
+    def _say_damage(self) -> int:
+        """Report what the Writer found damaged (and made 'not run') since the last report; the
+        number of replications."""
+        found = self.writer.damage[self._damage_said:]
+        self._damage_said = len(self.writer.damage)
+        n = 0
+        for problem, ranges in found:
+            where = "; ".join(f"{self._describe(cell)}, replications {a}-{b - 1}" for cell, a, b in ranges[:20])
+            more = f"; and {len(ranges) - 20} more" if len(ranges) > 20 else ""
+            say(f"damaged: {problem}: {where}{more}; marked not run")
+            n += sum(b - a for _, a, b in ranges)
+        return n
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
@@ -511,6 +537,7 @@ class _Runner:
         if self.spec.auto:
             self._record_auto()
         self.writer.flush()
+        self.damaged_during_run = self._say_damage()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
