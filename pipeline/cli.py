@@ -161,21 +161,29 @@ class _Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
-    """While a run goes on, SIGTERM (a batch system's stop) and SIGHUP (a closed terminal)
-    interrupt it like Ctrl-C; a second such signal during the clean-up is ignored. A signal
-    ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its terminal)."""
+    """While a run goes on, Ctrl-C, SIGTERM (a batch system's stop) and SIGHUP (a closed
+    terminal) stop it: one line at once, then the tasks are killed and the lock removed; a
+    second such signal during that clean-up is ignored, so it cannot leave a lock behind. A
+    signal ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its
+    terminal; a shell's background job ignores Ctrl-C)."""
     def stop(signum: int, frame: Any) -> None:
-        for s in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_IGN)
-        raise _Signalled(signum)
+        for s in STOP_SIGNALS:
+            if signal.getsignal(s) is not signal.SIG_IGN:
+                signal.signal(s, signal.SIG_IGN)
+        lead = "\n" if sys.stderr.isatty() else ""  # below a progress bar, not over it
+        print(f"{lead}schedsweep: stopping ({signal.Signals(signum).name}): the running tasks are killed, "
+              "what is stored is kept", file=sys.stderr, flush=True)
+        raise _Signalled(signum) if signum != signal.SIGINT else KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
-    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)
-              if signal.getsignal(s) is not signal.SIG_IGN}
+    before = {s: signal.signal(s, stop) for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:

@@ -199,9 +199,8 @@ class ProcessExecutor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        for _ in self._threads:
-            self._todo.put(None)
-        if exc[0] is not None:  # interrupted: stop the tasks still running, now
+        interrupted = exc[0] is not None
+        if interrupted:  # stop the tasks still running, now: queued ones dropped, children killed
             from .child import stop_all
 
             while True:
@@ -210,8 +209,16 @@ class ProcessExecutor:
                 except queue.Empty:
                     break
             stop_all()
+        for _ in self._threads:  # after the queue was emptied: every thread finds its end mark
+            self._todo.put(None)
+        # An interrupted run does not wait for its threads: their children are killed, so they
+        # end in moments, and they are daemons, so none holds the process (a thread still
+        # starting a child is what STOP_WAIT bounds).
         for t in self._threads:
-            t.join(timeout=30)
+            t.join(timeout=STOP_WAIT if interrupted else None)
+
+
+STOP_WAIT = 0.2  # seconds an interrupted run waits for each worker thread to end
 
 
 MAP_SIZE = 2048  # tasks per graph sent to a Dask scheduler (DaskExecutor.submit_many)

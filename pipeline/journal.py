@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
+import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
@@ -67,15 +69,31 @@ def encode(entries: list[Entry], order: list[tuple[str, np.dtype, tuple[int, ...
 
 def append(path: Path, record: bytes, fault_point: Any) -> None:
     """Append ``record`` to the journal at ``path`` in two writes, with a fault point between
-    them (a kill there leaves the torn tail that :func:`read` must ignore)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    them (a kill there leaves the torn tail that :func:`read` must ignore).
+
+    Ctrl-C, SIGTERM and SIGHUP wait until the record is whole (blocked in this thread, as
+    long as two writes take): a stop never tears a record, only a SIGKILL or a power loss does."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS) if _main() else None
     try:
-        half = len(record) // 2
-        os.write(fd, record[:half])
-        fault_point()
-        os.write(fd, record[half:])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        try:
+            half = len(record) // 2
+            os.write(fd, record[:half])
+            fault_point()
+            os.write(fd, record[half:])
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that came meanwhile is handled now
+
+
+STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def _main() -> bool:
+    """Whether this is the main thread (where Python runs signal handlers)."""
+    return threading.current_thread() is threading.main_thread()
 
 
 def read(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> tuple[list[Entry], int]:

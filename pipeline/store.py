@@ -1022,43 +1022,6 @@ class Writer:
         recorded in :attr:`damage`: they run again, from their seeds. Killed at any instant,
         the journal is still there and the next Writer does it again.
         """
-        drop = list(drop)
-        while True:
-            try:
-                self._compact(drop)
-                return
-            except ShardDamaged as exc:
-                found = sorted(set(self._damaged_ranges(exc)) - set(drop))
-                if not found:  # nothing more to drop: a damage this cannot mend
-                    raise
-                self.damage.append((f"{exc.files.dir.name}: {exc.problem}", found))
-                drop += found
-
-    def _damaged_ranges(self, exc: ShardDamaged) -> list[tuple[tuple[int, ...], int, int]]:
-        """(cell, start, stop) of the damaged inner chunks of a result array's shard."""
-        files, pos, ncell = exc.files, exc.pos, self.status.ndim - 1
-        out = []
-        for k in np.flatnonzero(exc.chunks):
-            idx = np.unravel_index(int(k), files.per_shard)
-            cell = tuple(int(pos[i] * files.chunks[i] + idx[i]) for i in range(ncell))
-            start = int(pos[ncell] * files.chunks[ncell] + idx[ncell] * files.inner[ncell])
-            out.append((cell, start, min(start + files.inner[ncell], files.shape[ncell])))
-        return out
-
-    def _expected(self, files: ShardFiles, pos: tuple[int, ...]) -> np.ndarray | None:
-        """Per inner chunk of a result array's shard: whether the status on disk says its
-        replications ran (so the chunk must be there); None for the seeds."""
-        if files.dir.name == "seed":
-            return None
-        ncell = self.status.ndim - 1
-        ran = any_per_block(self._on_disk != NOT_RUN, files.inner[ncell])
-        lo = [p * c // i for p, c, i in zip(pos[:ncell + 1], files.chunks, files.inner)]
-        part = ran[tuple(slice(a, a + k) for a, k in zip(lo, files.per_shard[:ncell + 1]))]
-        out = np.zeros(files.per_shard, bool)
-        out[tuple(slice(0, n) for n in part.shape)] = part.reshape(part.shape + (1,) * (len(files.per_shard) - ncell - 1))
-        return out.ravel()
-
-    def _compact(self, drop: list[tuple[tuple[int, ...], int, int]]) -> None:
         from . import journal
 
         began = time.monotonic()
@@ -1084,15 +1047,46 @@ class Writer:
                 self._status[where] = NOT_RUN
         data += _whole_chunks(self.seed, self._seeds, seeds_at)
         if data or status:
-            _write_round(self._files, data, list(drop), self._expected)
-            fault_point()
-            _write_round(self._files, status, list(drop), self._expected)
-            fault_point()
+            try:
+                _write_round(self._files, data, list(drop), self._expected)
+                fault_point()
+                _write_round(self._files, status, list(drop), self._expected)
+                fault_point()
+            except ShardDamaged as exc:  # drop those chunks too and compact again (nothing is lost by that)
+                found = sorted(set(self._damaged_ranges(exc)) - set(drop))
+                if not found:  # nothing more to drop: a damage this cannot mend
+                    raise
+                self.damage.append((f"{exc.files.dir.name}: {exc.problem}", found))
+                return self.compact([*drop, *found])
         self._journal.unlink(missing_ok=True)
         self._on_disk = self._status.copy()
         self._staged, self._staged_bytes = [], 0
         self._compacted = time.monotonic()
         self._compact_every = max(journal.COMPACT_SECONDS, 10 * (self._compacted - began))
+
+    def _damaged_ranges(self, exc: ShardDamaged) -> list[tuple[tuple[int, ...], int, int]]:
+        """(cell, start, stop) of the damaged inner chunks of a result array's shard."""
+        files, pos, ncell = exc.files, exc.pos, self.status.ndim - 1
+        out = []
+        for k in np.flatnonzero(exc.chunks):
+            idx = np.unravel_index(int(k), files.per_shard)
+            cell = tuple(int(pos[i] * files.chunks[i] + idx[i]) for i in range(ncell))
+            start = int(pos[ncell] * files.chunks[ncell] + idx[ncell] * files.inner[ncell])
+            out.append((cell, start, min(start + files.inner[ncell], files.shape[ncell])))
+        return out
+
+    def _expected(self, files: ShardFiles, pos: tuple[int, ...]) -> np.ndarray | None:
+        """Per inner chunk of a result array's shard: whether the status on disk says its
+        replications ran (so the chunk must be there); None for the seeds."""
+        if files.dir.name == "seed":
+            return None
+        ncell = self.status.ndim - 1
+        ran = any_per_block(self._on_disk != NOT_RUN, files.inner[ncell])
+        lo = [p * c // i for p, c, i in zip(pos[:ncell + 1], files.chunks, files.inner)]
+        part = ran[tuple(slice(a, a + k) for a, k in zip(lo, files.per_shard[:ncell + 1]))]
+        out = np.zeros(files.per_shard, bool)
+        out[tuple(slice(0, n) for n in part.shape)] = part.reshape(part.shape + (1,) * (len(files.per_shard) - ncell - 1))
+        return out.ravel()
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""
