@@ -224,8 +224,15 @@ def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]
         raise StoreError(f"run {given} resumes that store; --store {args.store} names another one (give a spec "
                          "file to run it into a new store)")
     text, where, overrides = stored_spec(given)
-    spec = parse(text, where, Path(where).parent, [*overrides, *args.set])
+    spec = parse(text, where, Path(where).parent, _folded([*overrides, *args.set]))
     return spec, str(given), []
+
+
+def _folded(overrides: list[str]) -> list[str]:
+    """``--set`` overrides with only the last of each key (a store's own, then the new ones):
+    what the store records is the spec as it is now, not every step to it."""
+    last = {item.split("=", 1)[0].strip(): k for k, item in enumerate(overrides)}
+    return [item for k, item in enumerate(overrides) if last[item.split("=", 1)[0].strip()] == k]
 
 
 def _say_next(path: Any) -> None:
@@ -311,14 +318,18 @@ def _show(args: argparse.Namespace) -> int:
     if a.get("reference_dropped"):
         print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
               + "; ".join(a["reference_dropped"]))
-    if a.get("grown"):
-        print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
-            ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
+    for k, g in enumerate(a.get("grown") or []):  # the history of growth, oldest first
+        sizes = ", ".join(f"{d} {g['from'][d]} to {n}" if d in g.get("from", {}) else f"{d} to {n}"
+                          for d, n in g["sizes"].items())
+        how = " ".join("--set " + o for o in g.get("overrides") or []) or g.get("spec_path") or "a larger spec"
+        print(f"{'grown:' if k == 0 else '':<13}{sizes} ({how}{', ' + g['time'] if g.get('time') else ''})")
     print(f"made:        {a.get('created')} on {a.get('host')}, schedsweep {a.get('schedsweep_version')}, "
           f"git {(a.get('git_commit') or '-')[:10]}{' (uncommitted changes)' if a.get('git_dirty') else ''}")
     print(f"last run:    {a.get('last_run_started', '-')} → {a.get('last_run_ended', '-')}")
     print(f"versions:    {json.dumps(a.get('versions', {}))}")
-    print("spec:")
+    now = f" (as it is now: the text below with {' '.join('--set ' + o for o in a['overrides'])})" \
+        if a.get("overrides") else " (as it is now)"
+    print(f"spec:{now}")
     for line in a.get("spec_text", "").splitlines():
         print("  " + line)
     return 0

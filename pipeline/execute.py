@@ -103,8 +103,14 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
         if not resuming:
             _warn_size(spec, path, batch_size)
+        limit = None  # replications per cell this run completes (a spec asking for fewer than the store holds)
         if resuming:
-            sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
+            try:
+                sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
+            except store_mod.HoldsMore as more:  # the store's own spec, up to the replications asked for
+                say(f"{path} holds {more.held} replications per cell, more than the spec's {more.asked}: "
+                    f"it is complete for the spec once its first {more.asked} are")
+                spec, sizes, limit = _held_spec(path), None, more.asked
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
                 say(f"resuming with changed model code ({', '.join(change['changed'][:5])}), as allowed; "
@@ -121,7 +127,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                            task_timeout=task_timeout) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
-            runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
+            runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout, limit)
             runner.start(batch_size, retry_failed)
             runner.run()
         if spec.record:  # per-job records of the chosen replications, recomputed from their seeds
@@ -136,6 +142,14 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                                "the run were marked not run; run the same command again to rerun them (and check "
                                "the disk: a store is not damaged by itself)")
     return path
+
+
+def _held_spec(path: Path) -> Spec:
+    """The spec a store holds now (its text and overrides, as grown)."""
+    from .spec import parse
+
+    text, where, overrides = store_mod.stored_spec(path)
+    return parse(text, where, Path(where).parent, overrides)
 
 
 def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
@@ -205,8 +219,9 @@ def _refuse_in_child_bootstrap() -> None:
 
 class _Runner:
     def __init__(self, spec: Spec, path: Path, executor: Any, batch_seconds: float, progress: bool | None,
-                 task_timeout: float | None = None):
+                 task_timeout: float | None = None, limit: int | None = None):
         self.spec, self.path, self.executor = spec, path, executor
+        self.limit = limit  # only replications below this run (None: all of the spec's)
         self.task_timeout = task_timeout  # None: derived from the pilot (timeout_for)
         self.failures: list[dict[str, Any]] = []  # failure records of this run
         self.n_ran = 0  # replications this run ran (pilot included)
@@ -249,6 +264,8 @@ class _Runner:
                 self._write(Batch(cell, start, start + result["n"]), result)
             status = self.writer.status_array()
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
+        if self.limit is not None:
+            todo &= np.arange(self.spec.replications) < self.limit
         self.reps = reps
         if self.spec.auto:  # replications = "auto": each cell's first wave, or none if it is done
             todo &= self._auto_limits()[..., None] > np.arange(self.spec.replications)

@@ -455,12 +455,23 @@ def check_same_spec(path: Path, spec: Spec) -> dict[str, int] | None:
     return sizes
 
 
+class HoldsMore(StoreError):
+    """The spec is the store's but for fewer replications: the store holds all of the spec's
+    (its first ``asked`` of ``held`` per cell), so running the spec completes only those."""
+
+    def __init__(self, path: Path, held: int, asked: int):
+        super().__init__(f"{path} holds {held} replications per cell; the spec asks for {asked}")
+        self.held, self.asked = held, asked
+
+
 def _growth(old: dict, new: dict, path: Path) -> dict[str, int] | None:
     """{dimension: new length} when ``new`` only extends ``old``; None for any other change."""
     if {k: v for k, v in old.items() if k not in ("replications", "dims")} != \
             {k: v for k, v in new.items() if k not in ("replications", "dims")}:
         return None
     if new["replications"] < old["replications"]:
+        if {**new, "replications": old["replications"]} == old:
+            raise HoldsMore(path, old["replications"], new["replications"])
         raise StoreError(f"{path} holds {old['replications']} replications per cell; replications = "
                          f"{new['replications']} would drop some — a store only grows (give another --store)")
     sizes = {"replication": new["replications"]} if new["replications"] > old["replications"] else {}
@@ -490,6 +501,7 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     leaves a store that the same spec finishes growing (resizing is idempotent).
     """
     group = open_group(path, "r+")
+    held = dict(zip([*attrs_of(group).get("dims", []), "replication"], map(int, group["status"].shape)))
     group.attrs["growing"] = spec.identity()
     fault_point()
     members = {m: dim.name for dim in spec.dims for m in dim.members}
@@ -522,8 +534,16 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     if pilot is not None and np.ndim(pilot) == len(spec.dims):
         attrs["pilot_seconds_per_rep"] = _pad(np.asarray(pilot, float), spec.shape,
                                               float(np.nanmax(pilot))).tolist()
+    import datetime as _dt
+
+    # The spec the store now holds, overrides included, so `run STORE` resumes it as grown; the
+    # growth's history beside it (`show`).
     attrs.update(replications=spec.replications, spec_text=spec.text, spec_path=spec.path,
-                 grown=list(attrs.get("grown", [])) + [{"sizes": sizes, "spec_text": spec.text}])
+                 overrides=list(spec.overrides),
+                 grown=list(attrs.get("grown", [])) + [{
+                     "sizes": sizes, "spec_text": spec.text, "spec_path": spec.path, "overrides": list(spec.overrides),
+                     "from": {d: n for d, n in held.items() if d in sizes},
+                     "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}])
     attrs["growing"] = None
     attrs["spec_identity"] = spec.identity()
     update_attrs(group, **attrs)  # one write: the new identity and the end of growing together
