@@ -384,6 +384,10 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     for line in report.lines():
         print(f"{args.store}: DAMAGED {line}")
+    from .integrity import journal_lines
+
+    for line in journal_lines(report):  # an interrupted run's batches: copied, or run again
+        print(f"{args.store}: {line}")
     state = "clean" if report.clean else f"{len(report.damages)} kinds of damage (run the spec again to rerun them)"
     pending = "; a run's journal is not compacted yet" if report.pending else ""
     print(f"{args.store}: {state}; {report.chunks} checksummed chunks in {report.files} shard files verified{pending}")

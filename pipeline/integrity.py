@@ -38,6 +38,13 @@ class Report:
     files: int = 0
     chunks: int = 0
     pending: bool = False  # a journal not yet compacted: a run is going on or was interrupted
+    # The journal of an interrupted run: whole batches (cell, start, n) the next run copies into
+    # the store, unreadable bytes after them (dropped: those replications run again), and the
+    # batches those bytes began, when their header can be read.
+    journal_batches: list = field(default_factory=list)
+    journal_torn: int = 0
+    torn_batches: list | None = None
+    not_run: int = 0  # replications the next run runs (after copying the journal's whole batches)
     cells: list[str] = field(default_factory=list)  # a label per cell index (C order), for messages
 
     @property
@@ -116,7 +123,45 @@ def scan(path: str | Path) -> Report:
                  & ~maps["status"][1], inner, n)
     _scan_seed(files["seed"], group["seed"], report)
     _scan_plain(path, group, report)
+    _scan_journal(path, group, attrs, status, report)
     return report
+
+
+def _scan_journal(path: Path, group: Any, attrs: dict, status: np.ndarray, report: Report) -> None:
+    """What the journal holds for the next run, and what that run will run (not run after it)."""
+    from . import journal, store as store_mod
+
+    ncell = status.ndim - 1
+    order = journal.layout([(m, tuple(group[m].shape[ncell + 1:])) for m in attrs.get("metrics", [])])
+    status = status.copy()
+    try:
+        entries, report.journal_torn = journal.read(path / journal.NAME, order)
+    except (ValueError, KeyError, TypeError):  # a whole record whose header does not fit these arrays
+        entries, report.journal_torn = [], (path / journal.NAME).stat().st_size
+    for e in entries:
+        report.journal_batches.append((e.cell, e.start, e.n))
+        status[e.cell + (slice(e.start, e.start + e.n),)] = e.values["status"]
+    if report.journal_torn:
+        report.torn_batches = journal.torn_batches(path / journal.NAME, order)
+    report.not_run = int((status == store_mod.NOT_RUN).sum())
+
+
+def journal_lines(report: Report) -> list[str]:
+    """What ``check`` says of a journal an interrupted run left: what the next run copies,
+    the unreadable bytes it drops, and how many replications it runs."""
+    if not report.journal_batches and not report.journal_torn:
+        return []
+    n = sum(b[2] for b in report.journal_batches)
+    out = [f"journal: {len(report.journal_batches)} whole batches ({n} replications) that the next run copies "
+           "into the store"]
+    if report.journal_torn:
+        torn = report.torn_batches
+        which = ("; they held " + "; ".join(report.describe((tuple(c), a, a + k)) for c, a, k in torn[:10])
+                 + ("; …" if len(torn) > 10 else "")) if torn else ""
+        out.append(f"journal: {report.journal_torn} unreadable bytes after its last whole record (a record cut "
+                   f"short by a kill or a crash): the next run drops them and runs those batches again{which}")
+    out.append(f"the next run runs {report.not_run} replications not run yet (the dropped batches' included)")
+    return out
 
 
 def _chunk_map(files: Any, report: Report, decode: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,

@@ -111,6 +111,28 @@ def read(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> tupl
     return entries, len(raw) - offset
 
 
+def torn_batches(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> list[tuple[list[int], int, int]] | None:
+    """(cell, start, n) of the batches the unreadable tail of the journal begins with, when its
+    header can still be read (a record cut short by a kill); None when nothing can be told."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    offset = 0
+    for _, end in _records(raw, order):
+        offset = end
+    if len(raw) - offset < HEAD.size:
+        return None
+    magic, n_header, _, _ = HEAD.unpack_from(raw, offset)
+    start = offset + HEAD.size
+    if magic != MAGIC or start + n_header > len(raw):
+        return None
+    try:
+        return [(list(cell), int(first), int(n)) for cell, first, n in json.loads(raw[start:start + n_header])]
+    except (ValueError, TypeError):
+        return None
+
+
 def _records(raw: bytes, order: list) -> Iterator[tuple[list[Entry], int]]:
     offset = 0
     while offset + HEAD.size <= len(raw):

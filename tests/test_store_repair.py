@@ -177,3 +177,29 @@ def test_a_compaction_drops_the_damaged_chunk_it_would_have_half_overwritten(ref
     xr.testing.assert_identical(_plain(ref).isel(arrival_rate=[1], replication=slice(0, 4)),
                                 _plain(store).isel(arrival_rate=[1], replication=slice(0, 4)))
     shutil.rmtree(store)
+
+
+def test_check_names_unreadable_journal_bytes_and_what_the_next_run_redoes(reference, tmp_path, capsys):
+    spec, ref = reference
+    store = tmp_path / "s.zarr"
+    _half_compacted(spec, ref, store)  # one whole batch in the journal: cell 0, replications 4-5
+    spec_, module = _spec_module(spec)
+    order = journal.layout([(m.name, m.shape) for m in module.METRICS])
+    ds = pipeline.open_store(ref).load()
+    seed = ds["seed"].isel(arrival_rate=1) if "arrival_rate" in ds["seed"].dims else ds["seed"]
+    values = {m.name: ds[m.name].values[1, 4:6] for m in module.METRICS}
+    values.update(reason=ds["reason"].values[1, 4:6], status=np.ones(2, np.int8), seed=seed.values[4:6])
+    record = journal.encode([journal.Entry((1,), 4, values)], order)
+    with open(store / journal.NAME, "ab") as f:  # a record cut short, as by a kill in the middle of its append
+        f.write(record[:len(record) // 2])
+    capsys.readouterr()
+    assert cli.main(["check", str(store)]) == 0  # nothing in the store is damaged
+    out = capsys.readouterr().out.splitlines()
+    assert f"{store}: journal: 1 whole batches (2 replications) that the next run copies into the store" in out, out
+    torn = [line for line in out if "unreadable bytes" in line]
+    assert len(torn) == 1 and f"{store}: journal: {len(record) // 2} unreadable bytes after its last whole record" \
+        in torn[0] and torn[0].endswith("they held arrival_rate=0.6, replications 4-5"), torn
+    # 16 replications: 8 compacted, 2 in the whole batch; the torn batch's 2 are among the 6 left
+    assert f"{store}: the next run runs 6 replications not run yet (the dropped batches' included)" in out
+    _run(spec, store)
+    xr.testing.assert_identical(_plain(ref), _plain(store))
