@@ -379,11 +379,13 @@ def _check(args: argparse.Namespace) -> int:
     from .integrity import scan
 
     report = scan(args.store)
-    if report.store_format < 2:
-        print(f"{args.store}: written before checksums (store format 1): there is nothing to verify")
-        return 0
     for line in report.lines():
         print(f"{args.store}: DAMAGED {line}")
+    if report.store_format < 2:  # status was checked against the data; the values themselves cannot be
+        state = "status agrees with the data" if report.clean else f"{len(report.damages)} kinds of damage"
+        print(f"{args.store}: written before checksums (store format 1): {state}, but its chunks cannot be "
+              f"verified; run `schedsweep upgrade {args.store}` (or resume it: a run upgrades it first)")
+        return 1
     from .integrity import journal_lines
 
     for line in journal_lines(report):  # an interrupted run's batches: copied, or run again
@@ -392,6 +394,27 @@ def _check(args: argparse.Namespace) -> int:
     pending = "; a run's journal is not compacted yet" if report.pending else ""
     print(f"{args.store}: {state}; {report.chunks} checksummed chunks in {report.files} shard files verified{pending}")
     return 0 if report.clean else 1
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    """Rewrite a format-1 store checksummed (pipeline.upgrade), under the store's lock."""
+    from pathlib import Path
+
+    from .store import StoreError, is_complete, locked
+    from .upgrade import upgrade
+
+    path = Path(args.store)
+    if not is_complete(path):
+        raise StoreError(f"{path}: not a schedsweep store")
+    with locked(path):
+        dropped = upgrade(path)
+    if dropped is None:
+        print(f"{path}: already in the checksummed store format; nothing to do")
+        return 0
+    rerun = f"; {dropped} replications of damaged chunks written as not run (the next run reruns them)" \
+        if dropped else ""
+    print(f"{path}: upgraded to the checksummed store format, values unchanged{rerun}")
+    return 0
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -639,6 +662,11 @@ def build_parser() -> argparse.ArgumentParser:
                                          "exit 0 only when the store is clean")
     check.add_argument("store")
     check.set_defaults(func=_check)
+
+    upg = sub.add_parser("upgrade", help="rewrite a store made before checksums (format 1) in today's "
+                                         "checksummed format, values unchanged")
+    upg.add_argument("store")
+    upg.set_defaults(func=_upgrade)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store")
     report.add_argument("store")

@@ -105,6 +105,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
             _warn_size(spec, path, batch_size)
         limit = None  # replications per cell this run completes (a spec asking for fewer than the store holds)
         if resuming:
+            _upgrade_old(path)
             try:
                 sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
             except store_mod.HoldsMore as more:  # the store's own spec, up to the replications asked for
@@ -142,6 +143,20 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                                "the run were marked not run; run the same command again to rerun them (and check "
                                "the disk: a store is not damaged by itself)")
     return path
+
+
+def _upgrade_old(path: Path) -> None:
+    """A store made before checksums is rewritten checksummed before it is resumed or grown."""
+    from .integrity import store_format
+
+    if store_format(store_mod.open_group(path)) >= 2:
+        return
+    from .upgrade import upgrade
+
+    say(f"upgrading {path} to the checksummed store format (values unchanged; `schedsweep upgrade` does it alone)")
+    dropped = upgrade(path)
+    if dropped:
+        say(f"{dropped} replications of damaged chunks written as not run; they run again")
 
 
 def _held_spec(path: Path) -> Spec:

@@ -6,7 +6,9 @@ is unreadable (truncated, overwritten), a chunk missing where ``status`` says it
 replications ran, or a chunk written where ``status`` says none did (its status lost).
 :func:`scan` lists them; :func:`verify` turns them into our one-line error for a reader;
 ``schedsweep run`` makes the replications they cover 'not run' and runs them again
-(:func:`rerun_ranges`). A store written before checksums (format 1) has nothing to verify.
+(:func:`rerun_ranges`). A store written before checksums (format 1) is checked for what
+can be (status against the data) and is never called clean: ``schedsweep upgrade`` rewrites
+it checksummed (:mod:`pipeline.upgrade`).
 """
 from __future__ import annotations
 
@@ -89,6 +91,7 @@ def scan(path: str | Path) -> Report:
     # writes data before status, so data without status is not damage then.
     report.pending = (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     if report.store_format < 2:
+        _scan_format1(path, group, report)
         return report
     attrs = store_mod.attrs_of(group)
     dims = list(attrs.get("dims", []))
@@ -162,6 +165,48 @@ def journal_lines(report: Report) -> list[str]:
                    f"short by a kill or a crash): the next run drops them and runs those batches again{which}")
     out.append(f"the next run runs {report.not_run} replications not run yet (the dropped batches' included)")
     return out
+
+
+def _scan_format1(path: Path, group: Any, report: Report) -> None:
+    """A store written before checksums: its chunks cannot be verified, but status can be
+    checked against the data: a metric's chunk missing where status says a replication is ok
+    (zarr dropped chunks of only NaN then, so an ok replication of only NaN metrics reads as
+    this too), and a chunk that does not decode, are damage as in format 2."""
+    from . import store as store_mod
+    from .chunkfiles import ChunkFiles, supports
+
+    attrs = store_mod.attrs_of(group)
+    status_arr = group["status"]
+    report._shape = tuple(status_arr.shape[:-1])
+    report.cells = _cell_labels(group, list(attrs.get("dims", [])), report._shape)
+    ncell = len(report._shape)
+    status = np.zeros(status_arr.shape, np.int8)
+    for name in ["status", "reason", *attrs.get("metrics", [])]:
+        array = group[name]
+        if not supports(array):
+            raise StoreError(f"{path}: array {name} is not in the layout of store format 1 (edited by hand?)")
+        files = ChunkFiles(path, array)
+        lost, unreadable = [], []
+        for pos in itertools.product(*(range(-(-n // c)) for n, c in zip(files.shape, files.chunks))):
+            region = files.region(pos)
+            here = files.path(pos).exists()
+            report.files += here
+            cells = list(itertools.product(*(range(r.start, r.stop) for r in region[:ncell])))
+            reps = region[ncell]
+            if here:
+                try:
+                    block = files.read(pos)
+                except Exception:  # noqa: BLE001 - zstd's error on a damaged frame, whatever its type
+                    unreadable += [(c, reps.start, reps.stop) for c in cells]
+                    continue
+                if name == "status":
+                    status[region] = block[tuple(slice(0, r.stop - r.start) for r in region)]
+            elif name not in ("status", "reason"):  # fill 0 is a value of those: no chunk says nothing
+                lost += [(c, reps.start, reps.stop) for c in cells if (status[c][reps] == store_mod.OK).any()]
+        if unreadable:
+            report.damages.append(Damage(name, "chunk does not decode (damaged)", tuple(unreadable)))
+        if lost:
+            report.damages.append(Damage(name, "missing where status says the replications ran", tuple(lost)))
 
 
 def _chunk_map(files: Any, report: Report, decode: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
