@@ -491,6 +491,7 @@ class _Runner:
                 cells.append(batch.cell)
             self.n_ran += batch.stop - batch.start
         self.writer.write_batches(items)
+        self.damaged_during_run += self._say_damage()  # a compaction that met damage: said at once
         self.writer.add_failures(records)
         for f, cell in list(zip(records, cells))[:max(0, FIRST_SEEDS - len(self.failures))]:  # the first at once
             say(f"failed ({f['kind']}): {self._describe(cell)}, replication {f['replication']}, seed {f['seed']}")
@@ -569,7 +570,7 @@ class _Runner:
         if self.spec.auto:
             self._record_auto()
         self.writer.flush()
-        self.damaged_during_run = self._say_damage()
+        self.damaged_during_run += self._say_damage()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
