@@ -346,7 +346,27 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         client = Client(dask_cluster)
         stack.callback(client.close)
         _say_retired_workers(client)
-        yield DaskExecutor(client, expected)
+        try:
+            yield DaskExecutor(client, expected)
+        except BaseException:  # interrupted (Ctrl-C, a stop): no graceful end of running tasks
+            if cluster == "dask":
+                _kill_local_workers(dask_cluster)
+            raise
+
+
+def _kill_local_workers(dask_cluster: Any) -> None:
+    """SIGKILL the worker processes of a LocalCluster this process started, so that closing it
+    does not wait for their running tasks (their replication processes die with them:
+    ``pipeline.child``'s PR_SET_PDEATHSIG)."""
+    import signal
+
+    for nanny in list(getattr(dask_cluster, "workers", {}).values()):
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractContextManager:
