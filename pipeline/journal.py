@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import struct
-import threading
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -71,9 +69,10 @@ def append(path: Path, record: bytes, fault_point: Any) -> None:
     """Append ``record`` to the journal at ``path`` in two writes, with a fault point between
     them (a kill there leaves the torn tail that :func:`read` must ignore).
 
-    Ctrl-C, SIGTERM and SIGHUP wait until the record is whole (blocked in this thread, as
-    long as two writes take): a stop never tears a record, only a SIGKILL or a power loss does."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS) if _main() else None
+    A stop signal's handler that arrives meanwhile waits until the record is whole
+    (:func:`after_append`): a Ctrl-C never tears a record, only a SIGKILL or a power loss does."""
+    global _appending
+    _appending = True
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
         try:
@@ -84,16 +83,23 @@ def append(path: Path, record: bytes, fault_point: Any) -> None:
         finally:
             os.close(fd)
     finally:
-        if blocked is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that came meanwhile is handled now
+        _appending = False
+        while _deferred:
+            _deferred.pop(0)()  # a stop that came meanwhile: handled now (it raises)
 
 
-STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+_appending = False  # inside append: set and read in the main thread (signal handlers run there)
+_deferred: list[Callable[[], None]] = []
 
 
-def _main() -> bool:
-    """Whether this is the main thread (where Python runs signal handlers)."""
-    return threading.current_thread() is threading.main_thread()
+def after_append(action: Callable[[], None]) -> bool:
+    """Run ``action`` once the record being appended is whole, and return True; if no append
+    is going on, return False (the caller acts now). For signal handlers, which Python runs
+    in the main thread between two of its steps, wherever the signal was delivered."""
+    if not _appending:
+        return False
+    _deferred.append(action)
+    return True
 
 
 def read(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> tuple[list[Entry], int]:

@@ -68,7 +68,7 @@ def test_ctrl_c_with_4_workers_in_long_replications_stops_at_once(tmp_path):
     spec = tmp_path / "sleeping.toml"
     spec.write_text(SLEEPING.format(markers=markers))
     store = tmp_path / "s.zarr"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO)])))
     proc = subprocess.Popen([sys.executable, "-m", "schedsweep", "run", str(spec), "--store", str(store),
                              "--workers", "4", "--batch-size", "1", "--no-progress"],
                             cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
@@ -125,7 +125,7 @@ def test_a_second_ctrl_c_and_one_during_a_journal_append_leave_no_lock_and_no_to
     spec_ = pipeline.spec.load(spec)
     order = journal.layout([(m.name, m.shape) for m in pipeline.spec.workload_of(spec_).METRICS])
     entries, torn = journal.read(store / journal.NAME, order)
-    assert entries and torn == 0  # the record the Ctrl-C arrived in is whole
+    assert entries and torn == 0, (torn, (store / journal.NAME).exists(), err)  # the record the Ctrl-C arrived in is whole
     monkeypatch.setattr(store_mod, "fault_point", lambda: None)
     assert cli.main(argv) == 0
     ref = pipeline.run(spec, tmp_path / "ref.zarr", workers=0, batch_size=3, progress=False)
