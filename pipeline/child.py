@@ -88,7 +88,11 @@ class _Child:
         os.close(from_child_w)
         self.outbox = Connection(to_child_w, readable=False)
         self.inbox = Connection(from_child_r, writable=False)
+        with _all_lock:  # stop_all kills a child that is still starting too
+            _starting.add(self.proc)
         try:
+            if _stopped.is_set():
+                self.proc.kill()
             if not self.inbox.poll(START_TIMEOUT):
                 raise ChildTimeout(START_TIMEOUT)
             self.inbox.recv()  # "ready"
@@ -98,6 +102,9 @@ class _Child:
             # Not the replications' fault: the task fails as a whole (retried, then 'error').
             raise ChildError(f"could not start the replication process `{sys.executable} -m schedsweep.pipeline.child` "
                              f"({describe_exit(self.proc.returncode)}; {exc or type(exc).__name__})") from None
+        finally:
+            with _all_lock:
+                _starting.discard(self.proc)
 
     def call(self, fn: Callable, args: tuple, timeout: float) -> Any:
         with self.lock:  # close_all stops only a child that is not in a call
@@ -146,6 +153,7 @@ class _Child:
 
 _local = threading.local()
 _all: set[_Child] = set()
+_starting: set[subprocess.Popen] = set()  # children started and not yet ready (not in _all yet)
 _all_lock = threading.Lock()
 
 
@@ -246,9 +254,10 @@ def stop_all() -> None:
     with _all_lock:
         children = list(_all)
         _all.clear()
-    for child in children:
-        if child.proc.poll() is None:
-            child.proc.kill()
+        starting = list(_starting)
+    for proc in [child.proc for child in children] + starting:
+        if proc.poll() is None:
+            proc.kill()  # not waited for: the thread that started it reaps it
 
 
 def allow() -> None:

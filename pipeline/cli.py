@@ -18,11 +18,14 @@ EXIT_USAGE = 2
 EXIT_ALL_FAILED = 1  # a run whose every replication failed
 EXIT_SOME_FAILED = 3  # the store holds failed replications (schedsweep show STORE --failures)
 EXIT_UNWRITABLE = 4  # the store cannot be written: disk full, read-only, not ours to write
+EXIT_DAMAGED = 5  # chunks found damaged during the run were marked not run; the same command reruns them
 RUN_EXIT_CODES = ("exit codes: 0 every replication ok (or 'no result' by the model's rule); "
                   f"{EXIT_SOME_FAILED} some replications failed (schedsweep show STORE --failures); "
                   f"{EXIT_ALL_FAILED} every replication this run ran failed; {EXIT_USAGE} a usage error or a "
-                  f"refused run; {EXIT_UNWRITABLE} the store cannot be written (disk full, read-only); 130, 143, "
-                  "129 stopped by Ctrl-C, SIGTERM, SIGHUP. After 4 or a stop, the same command resumes.")
+                  f"refused run; {EXIT_UNWRITABLE} the store cannot be written (disk full, read-only); "
+                  f"{EXIT_DAMAGED} chunks of the store were found damaged during the run (their replications "
+                  "marked not run); 130, 143, 129 stopped by Ctrl-C, SIGTERM, SIGHUP. After 4, 5 or a stop, "
+                  "the same command resumes.")
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 INT64_MAX = 2 ** 63 - 1
 
@@ -105,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     if args.dry_run:
         return _dry_run(args)
-    from .execute import SweepFailed, status_counts
+    from .execute import DamagedDuringRun, SweepFailed, status_counts
 
     spec, store, overrides = _spec_or_store(args)
     quiet = args.quiet or args.no_progress
@@ -119,6 +122,9 @@ def _run(args: argparse.Namespace) -> int:
     except SweepFailed as exc:  # the store is kept; nothing in it is a result
         print(f"schedsweep: {exc}", file=sys.stderr)
         return EXIT_ALL_FAILED
+    except DamagedDuringRun as exc:  # what was damaged is marked not run; the rest is stored
+        print(f"schedsweep: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise
@@ -155,21 +161,32 @@ class _Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
-    """While a run goes on, SIGTERM (a batch system's stop) and SIGHUP (a closed terminal)
-    interrupt it like Ctrl-C; a second such signal during the clean-up is ignored. A signal
-    ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its terminal)."""
+    """While a run goes on, Ctrl-C, SIGTERM (a batch system's stop) and SIGHUP (a closed
+    terminal) stop it: one line at once, then the tasks are killed and the lock removed; a
+    second such signal during that clean-up is ignored, so it cannot leave a lock behind. A
+    signal ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its
+    terminal; a shell's background job ignores Ctrl-C)."""
     def stop(signum: int, frame: Any) -> None:
-        for s in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_IGN)
-        raise _Signalled(signum)
+        journal = sys.modules.get(f"{__package__}.journal")
+        if journal is not None and journal.after_append(lambda: stop(signum, frame)):
+            return  # a journal record is being appended: stop once it is whole
+        for s in STOP_SIGNALS:
+            if signal.getsignal(s) is not signal.SIG_IGN:
+                signal.signal(s, signal.SIG_IGN)
+        lead = "\n" if sys.stderr.isatty() else ""  # below a progress bar, not over it
+        print(f"{lead}schedsweep: stopping ({signal.Signals(signum).name}): the running tasks are killed, "
+              "what is stored is kept", file=sys.stderr, flush=True)
+        raise _Signalled(signum) if signum != signal.SIGINT else KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
-    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)
-              if signal.getsignal(s) is not signal.SIG_IGN}
+    before = {s: signal.signal(s, stop) for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:
@@ -226,8 +243,15 @@ def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]
         raise StoreError(f"run {given} resumes that store; --store {args.store} names another one (give a spec "
                          "file to run it into a new store)")
     text, where, overrides = stored_spec(given)
-    spec = parse(text, where, Path(where).parent, [*overrides, *args.set])
+    spec = parse(text, where, Path(where).parent, _folded([*overrides, *args.set]))
     return spec, str(given), []
+
+
+def _folded(overrides: list[str]) -> list[str]:
+    """``--set`` overrides with only the last of each key (a store's own, then the new ones):
+    what the store records is the spec as it is now, not every step to it."""
+    last = {item.split("=", 1)[0].strip(): k for k, item in enumerate(overrides)}
+    return [item for k, item in enumerate(overrides) if last[item.split("=", 1)[0].strip()] == k]
 
 
 def _say_next(path: Any) -> None:
@@ -313,14 +337,18 @@ def _show(args: argparse.Namespace) -> int:
     if a.get("reference_dropped"):
         print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
               + "; ".join(a["reference_dropped"]))
-    if a.get("grown"):
-        print(f"grown:       {len(a['grown'])} times in place (" + "; ".join(
-            ", ".join(f"{d} to {n}" for d, n in g["sizes"].items()) for g in a["grown"]) + ")")
+    for k, g in enumerate(a.get("grown") or []):  # the history of growth, oldest first
+        sizes = ", ".join(f"{d} {g['from'][d]} to {n}" if d in g.get("from", {}) else f"{d} to {n}"
+                          for d, n in g["sizes"].items())
+        how = " ".join("--set " + o for o in g.get("overrides") or []) or g.get("spec_path") or "a larger spec"
+        print(f"{'grown:' if k == 0 else '':<13}{sizes} ({how}{', ' + g['time'] if g.get('time') else ''})")
     print(f"made:        {a.get('created')} on {a.get('host')}, schedsweep {a.get('schedsweep_version')}, "
           f"git {(a.get('git_commit') or '-')[:10]}{' (uncommitted changes)' if a.get('git_dirty') else ''}")
     print(f"last run:    {a.get('last_run_started', '-')} → {a.get('last_run_ended', '-')}")
     print(f"versions:    {json.dumps(a.get('versions', {}))}")
-    print("spec:")
+    now = f" (as it is now: the text below with {' '.join('--set ' + o for o in a['overrides'])})" \
+        if a.get("overrides") else " (as it is now)"
+    print(f"spec:{now}")
     for line in a.get("spec_text", "").splitlines():
         print("  " + line)
     return 0
@@ -370,15 +398,42 @@ def _check(args: argparse.Namespace) -> int:
     from .integrity import scan
 
     report = scan(args.store)
-    if report.store_format < 2:
-        print(f"{args.store}: written before checksums (store format 1): there is nothing to verify")
-        return 0
     for line in report.lines():
         print(f"{args.store}: DAMAGED {line}")
+    if report.store_format < 2:  # status was checked against the data; the values themselves cannot be
+        state = "status agrees with the data" if report.clean else f"{len(report.damages)} kinds of damage"
+        print(f"{args.store}: written before checksums (store format 1): {state}, but its chunks cannot be "
+              f"verified; run `schedsweep upgrade {args.store}` (or resume it: a run upgrades it first)")
+        return 1
+    from .integrity import journal_lines
+
+    for line in journal_lines(report):  # an interrupted run's batches: copied, or run again
+        print(f"{args.store}: {line}")
     state = "clean" if report.clean else f"{len(report.damages)} kinds of damage (run the spec again to rerun them)"
     pending = "; a run's journal is not compacted yet" if report.pending else ""
     print(f"{args.store}: {state}; {report.chunks} checksummed chunks in {report.files} shard files verified{pending}")
     return 0 if report.clean else 1
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    """Rewrite a format-1 store checksummed (pipeline.upgrade), under the store's lock."""
+    from pathlib import Path
+
+    from .store import StoreError, is_complete, locked
+    from .upgrade import upgrade
+
+    path = Path(args.store)
+    if not is_complete(path):
+        raise StoreError(f"{path}: not a schedsweep store")
+    with locked(path):
+        dropped = upgrade(path)
+    if dropped is None:
+        print(f"{path}: already in the checksummed store format; nothing to do")
+        return 0
+    rerun = f"; {dropped} replications of damaged chunks written as not run (the next run reruns them)" \
+        if dropped else ""
+    print(f"{path}: upgraded to the checksummed store format, values unchanged{rerun}")
+    return 0
 
 
 def _workloads(args: argparse.Namespace) -> int:
@@ -665,6 +720,11 @@ def build_parser() -> argparse.ArgumentParser:
                                          "exit 0 only when the store is clean")
     check.add_argument("store")
     check.set_defaults(func=_check)
+
+    upg = sub.add_parser("upgrade", help="rewrite a store made before checksums (format 1) in today's "
+                                         "checksummed format, values unchanged")
+    upg.add_argument("store")
+    upg.set_defaults(func=_upgrade)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store")
     report.add_argument("store")

@@ -46,6 +46,12 @@ class SweepFailed(RuntimeError):
     """Every replication the run ran failed (the store is kept; ``show --failures`` says why)."""
 
 
+class DamagedDuringRun(RuntimeError):
+    """Chunks of the store were found damaged while the run wrote it (a disk or a hand that
+    changes files under a run): their replications are marked not run, everything else is
+    stored, and the same command reruns them from their seeds."""
+
+
 @dataclass
 class Batch:
     cell: tuple[int, ...]
@@ -98,12 +104,19 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
         resuming = store_mod.prepare(path)  # refuses a path that is not ours; clears a killed build
         if not resuming:
             _warn_size(spec, path, batch_size)
+        limit = None  # replications per cell this run completes (a spec asking for fewer than the store holds)
         if resuming:
+            _upgrade_old(path)
             if store_mod.adopt_labels(path, spec):  # a store made before labels, at the same place
                 say(f"{path}: the files of its path parameters are now named by label (" +
                     ", ".join(spec.files) + ") with their content hashes")
             store_mod.check_same_files(path, spec)  # a file by its label: the same content
-            sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
+            try:
+                sizes = store_mod.check_same_spec(path, spec)  # None, or how a larger spec grows the store
+            except store_mod.HoldsMore as more:  # the store's own spec, up to the replications asked for
+                say(f"{path} holds {more.held} replications per cell, more than the spec's {more.asked}: "
+                    f"it is complete for the spec once its first {more.asked} are")
+                spec, sizes, limit = _held_spec(path), None, more.asked
             change = store_mod.check_same_code(path, code, allow_changed_code)
             if change:
                 say(f"resuming with changed model code ({', '.join(change['changed'][:5])}), as allowed; "
@@ -120,7 +133,7 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
                            task_timeout=task_timeout) as executor:
             if executor.dashboard_link:
                 say(f"dashboard: {executor.dashboard_link}")
-            runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout)
+            runner = _Runner(spec, path, executor, batch_seconds, progress, task_timeout, limit)
             runner.start(batch_size, retry_failed)
             runner.run()
         if spec.record:  # per-job records of the chosen replications, recomputed from their seeds
@@ -130,7 +143,33 @@ def run(spec: Spec | str | Path, store: str | Path | None = None, *, workers: in
             if n:
                 say(f"{path}: per-job records of {n} replications kept ([record]; schedsweep gantt draws one)")
     runner.summarise()
+    if runner.damaged_during_run:
+        raise DamagedDuringRun(f"{path}: {runner.damaged_during_run} replications of chunks found damaged during "
+                               "the run were marked not run; run the same command again to rerun them (and check "
+                               "the disk: a store is not damaged by itself)")
     return path
+
+
+def _upgrade_old(path: Path) -> None:
+    """A store made before checksums is rewritten checksummed before it is resumed or grown."""
+    from .integrity import store_format
+
+    if store_format(store_mod.open_group(path)) >= 2:
+        return
+    from .upgrade import upgrade
+
+    say(f"upgrading {path} to the checksummed store format (values unchanged; `schedsweep upgrade` does it alone)")
+    dropped = upgrade(path)
+    if dropped:
+        say(f"{dropped} replications of damaged chunks written as not run; they run again")
+
+
+def _held_spec(path: Path) -> Spec:
+    """The spec a store holds now (its text and overrides, as grown)."""
+    from .spec import parse
+
+    text, where, overrides = store_mod.stored_spec(path)
+    return parse(text, where, Path(where).parent, overrides)
 
 
 def size_lines(spec: Spec, batch_size: int | None = None) -> list[str]:
@@ -208,8 +247,9 @@ def _refuse_in_child_bootstrap() -> None:
 
 class _Runner:
     def __init__(self, spec: Spec, path: Path, executor: Any, batch_seconds: float, progress: bool | None,
-                 task_timeout: float | None = None):
+                 task_timeout: float | None = None, limit: int | None = None):
         self.spec, self.path, self.executor = spec, path, executor
+        self.limit = limit  # only replications below this run (None: all of the spec's)
         self.task_timeout = task_timeout  # None: derived from the pilot (timeout_for)
         self.failures: list[dict[str, Any]] = []  # failure records of this run
         self.n_ran = 0  # replications this run ran (pilot included)
@@ -223,6 +263,8 @@ class _Runner:
         # cells whose result does not depend on the seed (the workload's deterministic hook): run once
         self.deterministic, self._deterministic_why = deterministic_cells(spec, self.module)
         self.writer: store_mod.Writer | None = None
+        self.damaged_during_run = 0  # replications made 'not run' by damage found after planning
+        self._damage_said = 0  # entries of writer.damage already reported
         self._future_batch: dict[str, Batch] = {}
         self.bar: Any = None
 
@@ -256,6 +298,8 @@ class _Runner:
         todo = (status == store_mod.NOT_RUN) | ((status == store_mod.FAILED) if retry_failed else False)
         todo &= ~needless_replications(self.deterministic, self.spec.replications)
         self._record_deterministic()
+        if self.limit is not None:
+            todo &= np.arange(self.spec.replications) < self.limit
         self.reps = reps
         if self.spec.auto:  # replications = "auto": each cell's first wave, or none if it is done
             todo &= self._auto_limits()[..., None] > np.arange(self.spec.replications)
@@ -279,6 +323,7 @@ class _Runner:
         so this run computes them again from their seeds."""
         from . import integrity
 
+        self._say_damage()  # found while the journal of an interrupted run was replayed
         report = integrity.scan(self.path)
         if report.clean:
             return
@@ -289,6 +334,19 @@ class _Runner:
             self.writer.compact(drop)
             say(f"{sum(b - a for _, a, b in drop)} replications of damaged chunks marked not run; they run again")
         self.writer.flush()  # seeds and cell seconds read damaged were rewritten by the Writer
+
+    def _say_damage(self) -> int:
+        """Report what the Writer found damaged (and made 'not run') since the last report; the
+        number of replications."""
+        found = self.writer.damage[self._damage_said:]
+        self._damage_said = len(self.writer.damage)
+        n = 0
+        for problem, ranges in found:
+            where = "; ".join(f"{self._describe(cell)}, replications {a}-{b - 1}" for cell, a, b in ranges[:20])
+            more = f"; and {len(ranges) - 20} more" if len(ranges) > 20 else ""
+            say(f"damaged: {problem}: {where}{more}; marked not run")
+            n += sum(b - a for _, a, b in ranges)
+        return n
 
     def _pilot(self) -> tuple[int, np.ndarray, dict]:
         """Time a few cells with real replications; size chunks and batches from that.
@@ -474,6 +532,7 @@ class _Runner:
                 cells.append(batch.cell)
             self.n_ran += batch.stop - batch.start
         self.writer.write_batches(items)
+        self.damaged_during_run += self._say_damage()  # a compaction that met damage: said at once
         self.writer.add_failures(records)
         for f, cell in list(zip(records, cells))[:max(0, FIRST_SEEDS - len(self.failures))]:  # the first at once
             say(f"failed ({f['kind']}): {self._describe(cell)}, replication {f['replication']}, seed {f['seed']}")
@@ -557,6 +616,7 @@ class _Runner:
         if self.spec.auto:
             self._record_auto()
         self.writer.flush()
+        self.damaged_during_run += self._say_damage()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
         store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning

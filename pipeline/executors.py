@@ -203,9 +203,8 @@ class ProcessExecutor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        for _ in self._threads:
-            self._todo.put(None)
-        if exc[0] is not None:  # interrupted: stop the tasks still running, now
+        interrupted = exc[0] is not None
+        if interrupted:  # stop the tasks still running, now: queued ones dropped, children killed
             from .child import stop_all
 
             while True:
@@ -214,8 +213,16 @@ class ProcessExecutor:
                 except queue.Empty:
                     break
             stop_all()
+        for _ in self._threads:  # after the queue was emptied: every thread finds its end mark
+            self._todo.put(None)
+        # An interrupted run does not wait for its threads: their children are killed, so they
+        # end in moments, and they are daemons, so none holds the process (a thread still
+        # starting a child is what STOP_WAIT bounds).
         for t in self._threads:
-            t.join(timeout=30)
+            t.join(timeout=STOP_WAIT if interrupted else None)
+
+
+STOP_WAIT = 0.2  # seconds an interrupted run waits for each worker thread to end
 
 
 MAP_SIZE = 2048  # tasks per graph sent to a Dask scheduler (DaskExecutor.submit_many)
@@ -344,7 +351,27 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
         client = Client(dask_cluster)
         stack.callback(client.close)
         _say_retired_workers(client)
-        yield DaskExecutor(client, expected, TASK_COST[cluster])
+        try:
+            yield DaskExecutor(client, expected, TASK_COST[cluster])
+        except BaseException:  # interrupted (Ctrl-C, a stop): no graceful end of running tasks
+            if cluster == "dask":
+                _kill_local_workers(dask_cluster)
+            raise
+
+
+def _kill_local_workers(dask_cluster: Any) -> None:
+    """SIGKILL the worker processes of a LocalCluster this process started, so that closing it
+    does not wait for their running tasks (their replication processes die with them:
+    ``pipeline.child``'s PR_SET_PDEATHSIG)."""
+    import signal
+
+    for nanny in list(getattr(dask_cluster, "workers", {}).values()):
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _retire_silent_workers(task_timeout: float | None) -> contextlib.AbstractContextManager:

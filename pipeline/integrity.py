@@ -6,7 +6,9 @@ is unreadable (truncated, overwritten), a chunk missing where ``status`` says it
 replications ran, or a chunk written where ``status`` says none did (its status lost).
 :func:`scan` lists them; :func:`verify` turns them into our one-line error for a reader;
 ``schedsweep run`` makes the replications they cover 'not run' and runs them again
-(:func:`rerun_ranges`). A store written before checksums (format 1) has nothing to verify.
+(:func:`rerun_ranges`). A store written before checksums (format 1) is checked for what
+can be (status against the data) and is never called clean: ``schedsweep upgrade`` rewrites
+it checksummed (:mod:`pipeline.upgrade`).
 """
 from __future__ import annotations
 
@@ -38,6 +40,13 @@ class Report:
     files: int = 0
     chunks: int = 0
     pending: bool = False  # a journal not yet compacted: a run is going on or was interrupted
+    # The journal of an interrupted run: whole batches (cell, start, n) the next run copies into
+    # the store, unreadable bytes after them (dropped: those replications run again), and the
+    # batches those bytes began, when their header can be read.
+    journal_batches: list = field(default_factory=list)
+    journal_torn: int = 0
+    torn_batches: list | None = None
+    not_run: int = 0  # replications the next run runs (after copying the journal's whole batches)
     cells: list[str] = field(default_factory=list)  # a label per cell index (C order), for messages
 
     @property
@@ -82,6 +91,7 @@ def scan(path: str | Path) -> Report:
     # writes data before status, so data without status is not damage then.
     report.pending = (path / journal.NAME).exists() or store_mod.run_in_progress(path)
     if report.store_format < 2:
+        _scan_format1(path, group, report)
         return report
     attrs = store_mod.attrs_of(group)
     dims = list(attrs.get("dims", []))
@@ -116,7 +126,87 @@ def scan(path: str | Path) -> Report:
                  & ~maps["status"][1], inner, n)
     _scan_seed(files["seed"], group["seed"], report)
     _scan_plain(path, group, report)
+    _scan_journal(path, group, attrs, status, report)
     return report
+
+
+def _scan_journal(path: Path, group: Any, attrs: dict, status: np.ndarray, report: Report) -> None:
+    """What the journal holds for the next run, and what that run will run (not run after it)."""
+    from . import journal, store as store_mod
+
+    ncell = status.ndim - 1
+    order = journal.layout([(m, tuple(group[m].shape[ncell + 1:])) for m in attrs.get("metrics", [])])
+    status = status.copy()
+    try:
+        entries, report.journal_torn = journal.read(path / journal.NAME, order)
+    except (ValueError, KeyError, TypeError):  # a whole record whose header does not fit these arrays
+        entries, report.journal_torn = [], (path / journal.NAME).stat().st_size
+    for e in entries:
+        report.journal_batches.append((e.cell, e.start, e.n))
+        status[e.cell + (slice(e.start, e.start + e.n),)] = e.values["status"]
+    if report.journal_torn:
+        report.torn_batches = journal.torn_batches(path / journal.NAME, order)
+    report.not_run = int((status == store_mod.NOT_RUN).sum())
+
+
+def journal_lines(report: Report) -> list[str]:
+    """What ``check`` says of a journal an interrupted run left: what the next run copies,
+    the unreadable bytes it drops, and how many replications it runs."""
+    if not report.journal_batches and not report.journal_torn:
+        return []
+    n = sum(b[2] for b in report.journal_batches)
+    out = [f"journal: {len(report.journal_batches)} whole batches ({n} replications) that the next run copies "
+           "into the store"]
+    if report.journal_torn:
+        torn = report.torn_batches
+        which = ("; they held " + "; ".join(report.describe((tuple(c), a, a + k)) for c, a, k in torn[:10])
+                 + ("; …" if len(torn) > 10 else "")) if torn else ""
+        out.append(f"journal: {report.journal_torn} unreadable bytes after its last whole record (a record cut "
+                   f"short by a kill or a crash): the next run drops them and runs those batches again{which}")
+    out.append(f"the next run runs {report.not_run} replications not run yet (the dropped batches' included)")
+    return out
+
+
+def _scan_format1(path: Path, group: Any, report: Report) -> None:
+    """A store written before checksums: its chunks cannot be verified, but status can be
+    checked against the data: a metric's chunk missing where status says a replication is ok
+    (zarr dropped chunks of only NaN then, so an ok replication of only NaN metrics reads as
+    this too), and a chunk that does not decode, are damage as in format 2."""
+    from . import store as store_mod
+    from .chunkfiles import ChunkFiles, supports
+
+    attrs = store_mod.attrs_of(group)
+    status_arr = group["status"]
+    report._shape = tuple(status_arr.shape[:-1])
+    report.cells = _cell_labels(group, list(attrs.get("dims", [])), report._shape)
+    ncell = len(report._shape)
+    status = np.zeros(status_arr.shape, np.int8)
+    for name in ["status", "reason", *attrs.get("metrics", [])]:
+        array = group[name]
+        if not supports(array):
+            raise StoreError(f"{path}: array {name} is not in the layout of store format 1 (edited by hand?)")
+        files = ChunkFiles(path, array)
+        lost, unreadable = [], []
+        for pos in itertools.product(*(range(-(-n // c)) for n, c in zip(files.shape, files.chunks))):
+            region = files.region(pos)
+            here = files.path(pos).exists()
+            report.files += here
+            cells = list(itertools.product(*(range(r.start, r.stop) for r in region[:ncell])))
+            reps = region[ncell]
+            if here:
+                try:
+                    block = files.read(pos)
+                except Exception:  # noqa: BLE001 - zstd's error on a damaged frame, whatever its type
+                    unreadable += [(c, reps.start, reps.stop) for c in cells]
+                    continue
+                if name == "status":
+                    status[region] = block[tuple(slice(0, r.stop - r.start) for r in region)]
+            elif name not in ("status", "reason"):  # fill 0 is a value of those: no chunk says nothing
+                lost += [(c, reps.start, reps.stop) for c in cells if (status[c][reps] == store_mod.OK).any()]
+        if unreadable:
+            report.damages.append(Damage(name, "chunk does not decode (damaged)", tuple(unreadable)))
+        if lost:
+            report.damages.append(Damage(name, "missing where status says the replications ran", tuple(lost)))
 
 
 def _chunk_map(files: Any, report: Report, decode: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,

@@ -23,7 +23,7 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -67,15 +67,39 @@ def encode(entries: list[Entry], order: list[tuple[str, np.dtype, tuple[int, ...
 
 def append(path: Path, record: bytes, fault_point: Any) -> None:
     """Append ``record`` to the journal at ``path`` in two writes, with a fault point between
-    them (a kill there leaves the torn tail that :func:`read` must ignore)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    them (a kill there leaves the torn tail that :func:`read` must ignore).
+
+    A stop signal's handler that arrives meanwhile waits until the record is whole
+    (:func:`after_append`): a Ctrl-C never tears a record, only a SIGKILL or a power loss does."""
+    global _appending
+    _appending = True
     try:
-        half = len(record) // 2
-        os.write(fd, record[:half])
-        fault_point()
-        os.write(fd, record[half:])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        try:
+            half = len(record) // 2
+            os.write(fd, record[:half])
+            fault_point()
+            os.write(fd, record[half:])
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        _appending = False
+        while _deferred:
+            _deferred.pop(0)()  # a stop that came meanwhile: handled now (it raises)
+
+
+_appending = False  # inside append: set and read in the main thread (signal handlers run there)
+_deferred: list[Callable[[], None]] = []
+
+
+def after_append(action: Callable[[], None]) -> bool:
+    """Run ``action`` once the record being appended is whole, and return True; if no append
+    is going on, return False (the caller acts now). For signal handlers, which Python runs
+    in the main thread between two of its steps, wherever the signal was delivered."""
+    if not _appending:
+        return False
+    _deferred.append(action)
+    return True
 
 
 def read(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> tuple[list[Entry], int]:
@@ -91,6 +115,28 @@ def read(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> tupl
         entries += record_entries
         offset = end
     return entries, len(raw) - offset
+
+
+def torn_batches(path: Path, order: list[tuple[str, np.dtype, tuple[int, ...]]]) -> list[tuple[list[int], int, int]] | None:
+    """(cell, start, n) of the batches the unreadable tail of the journal begins with, when its
+    header can still be read (a record cut short by a kill); None when nothing can be told."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    offset = 0
+    for _, end in _records(raw, order):
+        offset = end
+    if len(raw) - offset < HEAD.size:
+        return None
+    magic, n_header, _, _ = HEAD.unpack_from(raw, offset)
+    start = offset + HEAD.size
+    if magic != MAGIC or start + n_header > len(raw):
+        return None
+    try:
+        return [(list(cell), int(first), int(n)) for cell, first, n in json.loads(raw[start:start + n_header])]
+    except (ValueError, TypeError):
+        return None
 
 
 def _records(raw: bytes, order: list) -> Iterator[tuple[list[Entry], int]]:

@@ -29,7 +29,7 @@ import signal
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -559,12 +559,23 @@ def check_same_spec(path: Path, spec: Spec) -> dict[str, int] | None:
     return sizes
 
 
+class HoldsMore(StoreError):
+    """The spec is the store's but for fewer replications: the store holds all of the spec's
+    (its first ``asked`` of ``held`` per cell), so running the spec completes only those."""
+
+    def __init__(self, path: Path, held: int, asked: int):
+        super().__init__(f"{path} holds {held} replications per cell; the spec asks for {asked}")
+        self.held, self.asked = held, asked
+
+
 def _growth(old: dict, new: dict, path: Path) -> dict[str, int] | None:
     """{dimension: new length} when ``new`` only extends ``old``; None for any other change."""
     if {k: v for k, v in old.items() if k not in ("replications", "dims")} != \
             {k: v for k, v in new.items() if k not in ("replications", "dims")}:
         return None
     if new["replications"] < old["replications"]:
+        if {**new, "replications": old["replications"]} == old:
+            raise HoldsMore(path, old["replications"], new["replications"])
         raise StoreError(f"{path} holds {old['replications']} replications per cell; replications = "
                          f"{new['replications']} would drop some — a store only grows (give another --store)")
     sizes = {"replication": new["replications"]} if new["replications"] > old["replications"] else {}
@@ -594,6 +605,7 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     leaves a store that the same spec finishes growing (resizing is idempotent).
     """
     group = open_group(path, "r+")
+    held = dict(zip([*attrs_of(group).get("dims", []), "replication"], map(int, group["status"].shape)))
     group.attrs["growing"] = spec.identity()
     fault_point()
     members = {m: dim.name for dim in spec.dims for m in dim.members}
@@ -626,9 +638,19 @@ def grow(path: Path, spec: Spec, module: ModuleType, sizes: dict[str, int]) -> N
     if pilot is not None and np.ndim(pilot) == len(spec.dims):
         attrs["pilot_seconds_per_rep"] = _pad(np.asarray(pilot, float), spec.shape,
                                               float(np.nanmax(pilot))).tolist()
-    attrs.update(replications=spec.replications, spec_text=spec.text, **spec_path_attrs(spec.path, path),
+    import datetime as _dt
+
+    # The spec the store now holds, overrides included, so `run STORE` resumes it as grown; the
+    # growth's history beside it (`show`). The spec's path is kept relative to the store.
+    where = spec_path_attrs(spec.path, path)
+    attrs.update(replications=spec.replications, spec_text=spec.text, **where,
                  files={**(attrs.get("files") or {}), **files_attr(spec)},
-                 grown=list(attrs.get("grown", [])) + [{"sizes": sizes, "spec_text": spec.text}])
+                 overrides=list(spec.overrides),
+                 grown=list(attrs.get("grown", [])) + [{
+                     "sizes": sizes, "spec_text": spec.text, "spec_path": where["spec_path"],
+                     "overrides": list(spec.overrides),
+                     "from": {d: n for d, n in held.items() if d in sizes},
+                     "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}])
     attrs["growing"] = None
     attrs["spec_identity"] = spec.identity()
     update_attrs(group, **attrs)  # one write: the new identity and the end of growing together
@@ -757,14 +779,17 @@ def _inner_touched(files: ShardFiles, parts: list[tuple[tuple[slice, ...], Any]]
 
 
 def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[zarr.Array, tuple, np.ndarray]],
-                 drop: list[tuple[tuple[int, ...], int, int]] = ()) -> None:
+                 drop: list[tuple[tuple[int, ...], int, int]] = (),
+                 expected: Callable[[ShardFiles, tuple[int, ...]], np.ndarray | None] | None = None) -> None:
     """One round of writes: every file they touch written once, whole.
 
     A file the round covers whole is built from its writes alone; one it covers in part is
     read first. A shard keeps the inner chunks it had and gains those the round writes in
     (even if they hold only NaN: present means written); ``drop`` (cell, start, stop),
     aligned to inner chunks, removes inner chunks instead (replications made 'not run'
-    again). Arrays neither :mod:`pipeline.chunkfiles` nor :mod:`pipeline.shards` handles go through zarr.
+    again). ``expected(files, pos)``: per inner chunk of a shard, whether it must be on disk
+    (its replications ran), so a lost one is damage (:class:`ShardDamaged`), not NaN. Arrays
+    neither :mod:`pipeline.chunkfiles` nor :mod:`pipeline.shards` handles go through zarr.
     """
     pieces: dict[tuple[str, tuple[int, ...]], list[tuple[tuple[slice, ...], np.ndarray]]] = {}
     by_zarr = []
@@ -789,7 +814,8 @@ def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[z
         inside = tuple(slice(0, r.stop - r.start) for r in chunk_files.region(pos))
         whole = covered[inside].all()
         if isinstance(chunk_files, ShardFiles):
-            _write_shard(chunk_files, pos, parts, whole, list(drop))
+            _write_shard(chunk_files, pos, parts, whole, list(drop),
+                         expected(chunk_files, pos) if expected is not None else None)
             continue
         block = chunk_files.empty() if whole else chunk_files.read(pos)
         for in_chunk, part in parts:
@@ -799,21 +825,43 @@ def _write_round(files: dict[str, ChunkFiles | ShardFiles], writes: list[tuple[z
         _write_concurrently(by_zarr)
 
 
+class ShardDamaged(StoreError):
+    """A shard that a write rewrites in part is damaged where the rewrite would keep it: inner
+    chunks whose checksum or index is wrong, or lost where their replications ran. Writing
+    it would make NaN out of results, so the Writer marks those replications not run instead
+    (:meth:`Writer.compact`)."""
+
+    def __init__(self, files: ShardFiles, pos: tuple[int, ...], chunks: np.ndarray, problem: str):
+        super().__init__(f"{files.path(pos)}: damaged ({problem})")
+        self.files, self.pos, self.chunks, self.problem = files, pos, chunks, problem
+
+
 def _write_shard(files: ShardFiles, pos: tuple[int, ...], parts: list, whole: bool,
-                 drop: list[tuple[tuple[int, ...], int, int]]) -> None:
+                 drop: list[tuple[tuple[int, ...], int, int]], expected: np.ndarray | None = None) -> None:
     """Shard ``pos`` with ``parts`` written in (see :func:`_write_round`): the inner chunks
     the parts touch are encoded anew (read first where covered in part), the others copied
-    as they are on disk, so a rewrite costs the chunks it changes plus a copy of the file."""
+    as they are on disk, so a rewrite costs the chunks it changes plus a copy of the file.
+    Raises :class:`ShardDamaged` (writing nothing) if a chunk it would keep or copy is damaged."""
     if whole:
         frames, damage = [None] * files.n_inner, None
     else:
         frames, damage = files.load_frames(pos)
-    touched = np.flatnonzero(_inner_touched(files, parts))
+    touched_mask = _inner_touched(files, parts)
+    touched = np.flatnonzero(touched_mask)
     covered = _inner_covered(files, parts)
-    if damage is not None and (damage.chunks[touched] & ~covered[touched]).any():
-        # the rest of such a chunk is lost: writing it would make NaN out of results
-        raise StoreError(f"{files.path(pos)}: damaged ({damage.index or 'inner chunk checksum mismatch'}); "
-                         "run `schedsweep check` on the store, then the same `schedsweep run` to rerun what it lists")
+    dropped = np.zeros(files.n_inner, bool)
+    dropped[_dropped(files, pos, drop)] = True
+    if not whole:
+        keep = ~covered & ~dropped & files.inner_in_array(pos)  # what the rewrite takes from the file
+        bad = (damage.chunks & keep) if damage is not None else np.zeros(files.n_inner, bool)
+        lost = np.zeros(files.n_inner, bool)
+        if expected is not None:  # a chunk partly rewritten that should be there and is not
+            here = np.array([f is not None for f in frames])
+            lost = expected & ~here & touched_mask & keep & ~bad
+        if bad.any() or lost.any():
+            problem = (damage.index or "inner chunk checksum mismatch") if bad.any() else \
+                "missing where status says the replications ran"
+            raise ShardDamaged(files, pos, bad | lost, problem)
     block = files.empty()
     for k in touched:
         if not covered[k] and frames[k] is not None:
@@ -822,7 +870,7 @@ def _write_shard(files: ShardFiles, pos: tuple[int, ...], parts: list, whole: bo
         block[in_chunk] = part
     for k in touched:
         frames[k] = files.encode_frame(block[files.inner_slices(int(k))])
-    for k in _dropped(files, pos, drop):
+    for k in np.flatnonzero(dropped):
         frames[k] = None
     files.write_frames(pos, frames)
 
@@ -983,6 +1031,10 @@ class Writer:
         self._seconds_due: list[tuple[int, ...]] = []  # cells whose seconds are not on disk yet
         self._seconds_written = time.monotonic()
         self._status = np.array(self._read(self.status), dtype=np.int8)
+        self._on_disk = self._status.copy()  # the status compacted into the files (damaged chunks: not run)
+        # What compactions found damaged and made 'not run' (a description, the ranges), for
+        # the runner to report; the replications run again.
+        self.damage: list[tuple[str, list[tuple[tuple[int, ...], int, int]]]] = []
         self._replay()
 
     def _read(self, array: zarr.Array) -> np.ndarray:
@@ -1092,7 +1144,10 @@ class Writer:
         """Write the journal's batches into the arrays' files, status last, then remove the
         journal; ``drop`` (cell, start, stop) ranges are made 'not run' (their chunks removed).
 
-        Killed at any instant, the journal is still there and the next Writer does it again.
+        A shard found damaged where the batches write in part (:class:`ShardDamaged`: its other
+        replications would be lost) has those inner chunks dropped too, batches and all, and
+        recorded in :attr:`damage`: they run again, from their seeds. Killed at any instant,
+        the journal is still there and the next Writer does it again.
         """
         from . import journal
 
@@ -1119,14 +1174,46 @@ class Writer:
                 self._status[where] = NOT_RUN
         data += _whole_chunks(self.seed, self._seeds, seeds_at)
         if data or status:
-            _write_round(self._files, data, list(drop))
-            fault_point()
-            _write_round(self._files, status, list(drop))
-            fault_point()
+            try:
+                _write_round(self._files, data, list(drop), self._expected)
+                fault_point()
+                _write_round(self._files, status, list(drop), self._expected)
+                fault_point()
+            except ShardDamaged as exc:  # drop those chunks too and compact again (nothing is lost by that)
+                found = sorted(set(self._damaged_ranges(exc)) - set(drop))
+                if not found:  # nothing more to drop: a damage this cannot mend
+                    raise
+                self.damage.append((f"{exc.files.dir.name}: {exc.problem}", found))
+                return self.compact([*drop, *found])
         self._journal.unlink(missing_ok=True)
+        self._on_disk = self._status.copy()
         self._staged, self._staged_bytes = [], 0
         self._compacted = time.monotonic()
         self._compact_every = max(journal.COMPACT_SECONDS, 10 * (self._compacted - began))
+
+    def _damaged_ranges(self, exc: ShardDamaged) -> list[tuple[tuple[int, ...], int, int]]:
+        """(cell, start, stop) of the damaged inner chunks of a result array's shard."""
+        files, pos, ncell = exc.files, exc.pos, self.status.ndim - 1
+        out = []
+        for k in np.flatnonzero(exc.chunks):
+            idx = np.unravel_index(int(k), files.per_shard)
+            cell = tuple(int(pos[i] * files.chunks[i] + idx[i]) for i in range(ncell))
+            start = int(pos[ncell] * files.chunks[ncell] + idx[ncell] * files.inner[ncell])
+            out.append((cell, start, min(start + files.inner[ncell], files.shape[ncell])))
+        return out
+
+    def _expected(self, files: ShardFiles, pos: tuple[int, ...]) -> np.ndarray | None:
+        """Per inner chunk of a result array's shard: whether the status on disk says its
+        replications ran (so the chunk must be there); None for the seeds."""
+        if files.dir.name == "seed":
+            return None
+        ncell = self.status.ndim - 1
+        ran = any_per_block(self._on_disk != NOT_RUN, files.inner[ncell])
+        lo = [p * c // i for p, c, i in zip(pos[:ncell + 1], files.chunks, files.inner)]
+        part = ran[tuple(slice(a, a + k) for a, k in zip(lo, files.per_shard[:ncell + 1]))]
+        out = np.zeros(files.per_shard, bool)
+        out[tuple(slice(0, n) for n in part.shape)] = part.reshape(part.shape + (1,) * (len(files.per_shard) - ncell - 1))
+        return out.ravel()
 
     def add_failures(self, records: list[dict[str, Any]]) -> None:
         """Append failure records to the ``failures`` group (an entry a kill left empty is skipped on reading)."""

@@ -74,10 +74,10 @@ def test_a_kill_in_the_middle_of_the_growth_resumes_to_the_same_store(write_spec
         xr.testing.assert_identical(ref, _data(_run(big, store, batch_size=10)))
 
 
-def test_other_changes_and_fewer_replications_are_refused(write_spec, tmp_path, capsys):
+def test_other_changes_and_fewer_replications_with_them_are_refused(write_spec, tmp_path, capsys):
     store = tmp_path / "s.zarr"
     _run(_spec(write_spec, 6, [0.3, 0.5]), store)
-    cases = [(_spec(write_spec, 4, [0.3, 0.5], name="fewer.toml"), "would drop some"),
+    cases = [(_spec(write_spec, 4, [0.3, 0.5, 0.7], name="fewer.toml"), "would drop some"),
              (_spec(write_spec, 6, [0.5, 0.3], name="order.toml"), "differs in: dims"),
              (_spec(write_spec, 6, [0.3, 0.6], name="value.toml"), "differs in: dims"),
              (_spec(write_spec, 6, [0.3, 0.5, 0.7], warmup=(10, 31), name="zip.toml"), "differs in: dims")]
@@ -115,3 +115,55 @@ def test_set_overrides_are_checked_applied_and_recorded(write_spec, tmp_path, ca
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0], (item, err)
     assert not (tmp_path / "bad.zarr").exists()
+
+
+def test_a_store_grown_by_set_resumes_from_its_own_path_after_a_kill(write_spec, tmp_path, capsys):
+    """`run STORE --set replications=…` grows a store; the store then holds that spec, so
+    `run STORE` resumes it, also after a kill in the middle of the growth's batches."""
+    ref = _data(_run(_spec(write_spec, 12, [0.3, 0.5], name="twelve.toml"), tmp_path / "fresh.zarr", batch_size=2))
+    store = tmp_path / "s.zarr"
+    small = _spec(write_spec, 4, [0.3, 0.5])
+    argv = ["--workers", "0", "--batch-size", "2", "--no-progress"]
+    assert cli.main(["run", str(small), "--store", str(store), *argv]) == 0
+    assert cli.main(["run", str(store), "--set", "replications=8", *argv]) == 0
+    # grown again, killed after its first batches: the same `run STORE` resumes it
+    assert killed_at(20, lambda: cli.main(["run", str(store), "--set", "replications=12", *argv]))
+    capsys.readouterr()
+    assert cli.main(["run", str(store), *argv]) == 0
+    err = capsys.readouterr().err
+    assert "resuming" in err and "would drop some" not in err, err
+    xr.testing.assert_identical(ref, _data(store))
+    capsys.readouterr()
+    assert cli.main(["show", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "overrides:   --set replications=12" in out
+    grown = [line for line in out.splitlines() if "replication " in line and " to " in line]
+    assert grown[0].startswith("grown:       replication 4 to 8 (--set replications=8, ")
+    assert grown[1].startswith("             replication 8 to 12 (--set replications=12, "), grown
+    assert "spec: (as it is now: the text below with --set replications=12)" in out
+
+
+def test_a_spec_asking_for_fewer_replications_than_its_store_holds_finds_it_complete(write_spec, tmp_path,
+                                                                                    capsys):
+    store = tmp_path / "s.zarr"
+    big, small = _spec(write_spec, 10, [0.3, 0.5], name="big.toml"), _spec(write_spec, 4, [0.3, 0.5])
+    _run(big, store, batch_size=2)
+    ref = _data(store)
+    argv = ["run", str(small), "--store", str(store), "--workers", "0", "--no-progress"]
+    capsys.readouterr()
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "holds 10 replications per cell, more than the spec's 4" in err, err
+    xr.testing.assert_identical(ref, _data(store))
+    # the first cell's replications made not run (a damaged chunk): the small spec runs its 4 alone
+    from schedsweep.pipeline.spec import load, workload_of
+
+    spec = load(big)
+    writer = store_mod.Writer(store, spec, workload_of(spec))
+    writer.compact(drop=[((0, 0), 0, 10)])  # the whole inner chunk: replications 0-9 of the first cell
+    assert cli.main(argv) == 0
+    status = store_mod.open_group(store)["status"][...]
+    assert (status[0, 0, :4] == store_mod.OK).all() and (status[0, 0, 4:] == store_mod.NOT_RUN).all()
+    status[0, 0, 4:] = store_mod.OK
+    assert (status == store_mod.OK).all()
+    xr.testing.assert_identical(ref.isel(replication=slice(0, 4)), _data(store).isel(replication=slice(0, 4)))

@@ -3,7 +3,8 @@ seed and shard index (bytes flipped, files truncated or deleted) is found by ``c
 refused by every reader in one line; a run on the damaged store reruns what it covers and
 ends equal to the undamaged store; an ok replication whose metrics are all NaN is not
 damage; a chunk-1 sweep of 10 cells x 10,000 replications writes a bounded number of
-files; a store written before checksums (format 1) still opens, checks and resumes."""
+files; a store written before checksums (format 1) still opens, is never called clean by
+``check``, and is upgraded by a run that grows it (tests/test_store_upgrade.py: the rest)."""
 from __future__ import annotations
 
 import shutil
@@ -171,17 +172,20 @@ def test_a_chunk_1_sweep_of_10_cells_and_10000_replications_writes_few_files(tmp
     assert (ds["mean_wait"].values == np.repeat(first, 50, axis=1)).all()
 
 
-def test_a_store_written_before_checksums_opens_checks_and_resumes(tmp_path, capsys):
+def test_a_store_written_before_checksums_opens_is_not_called_clean_and_is_upgraded_by_a_grow(tmp_path, capsys):
     store = tmp_path / "old.zarr"
     shutil.copytree(GOLDEN / "store-format1", store)  # made by the code before checksums (aeae770)
     before = pipeline.open_store(store)[KEEP].load()
     assert (before["status"].values == store_mod.OK).all()
     capsys.readouterr()
-    assert cli.main(["check", str(store)]) == 0
-    assert "store format 1" in capsys.readouterr().out
+    assert cli.main(["check", str(store)]) == 1  # nothing damaged that can be seen, but nothing verified
+    out = capsys.readouterr().out
+    assert "store format 1" in out and f"cannot be verified; run `schedsweep upgrade {store}`" in out, out
     spec = tmp_path / "old.toml"
     spec.write_text((GOLDEN / "store-format1.toml").read_text().replace("replications = 6", "replications = 9"))
     pipeline.run(spec, store, workers=0, batch_size=3, progress=False, allow_changed_code=True)  # grows it
+    assert "upgrading" in capsys.readouterr().err
     after = pipeline.open_store(store)[KEEP].load()
     xr.testing.assert_equal(before, after.isel(replication=slice(0, 6)))  # the old results kept as they were
     assert (after["status"].values == store_mod.OK).all()
+    assert integrity.scan(store).store_format == store_mod.STORE_FORMAT and integrity.scan(store).clean

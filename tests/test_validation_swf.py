@@ -44,6 +44,8 @@ CASES = {
     "not gzip": ("t.swf.gz", GOOD, ["cannot be read as an SWF trace", "BadGzipFile"]),
     "truncated gzip": ("t.swf.gz", gzip.compress(MANY.encode())[:200], ["cannot be read as an SWF trace"]),
     "bad line in gzip": ("t.swf.gz", gzip.compress((GOOD + "1 2 3\n").encode()), ["line 6", "found 3"]),
+    "negative submit": ("t.swf", HEADER + job(1) + job(2, submit=-9) + job(3), ["line 4", "field 2 (submit time) is -7",
+                                                                              "allowed: >= 0", "1 such records"]),
     "binary junk": ("t.swf", b"\x89PNG\r\n\x1a\n\xff\xfe" * 40, ["cannot be read as an SWF trace"]),
 }
 

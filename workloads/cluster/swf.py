@@ -112,6 +112,8 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     exceeds it, at start + estimate), else max(run time, 1 s).
     """
     data, header_procs = read_fields(path)
+    if conversion != "pyss":  # pyss's rule submits such a record at 1 s (pyss_fields); ours has no time before 0
+        _refuse_negative_submit(path, data)
     m = max_procs if max_procs > 0 else header_procs
     if m is None or m <= 0:
         raise SWFError(f"{path}: no '; MaxProcs:' header line; set trace_max_procs")
@@ -148,6 +150,25 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
                  run=run[keep][order], procs=procs[keep][order], estimate=est[keep][order],
                  dropped_invalid=int((~valid).sum()), dropped_too_large=int(too_large.sum()),
                  cut=cut[keep][order])
+
+
+def _refuse_negative_submit(path: str, data: np.ndarray) -> None:
+    """SWFError naming the line of the first record submitted before time 0 (field 2 < 0;
+    -1 is SWF's "unknown"): a simulation starts at 0, and a queue order of unknown submit
+    times would be made up."""
+    bad = np.flatnonzero(data[:, 1] < 0)
+    if not bad.size:
+        return
+    records = -1
+    with _open(path) as fh:  # only to name the line: the k-th data record
+        for lineno, line in enumerate(fh, 1):
+            s = line.strip()
+            records += bool(s) and s[0] != ";"
+            if records == bad[0]:
+                break
+    raise SWFError(f"{path}, line {lineno}: field 2 (submit time) is {_number(data[bad[0], 1])}: a job submitted "
+                   f"before time 0 (-1 is SWF's 'unknown'); allowed: >= 0 ({bad.size} such records in the file; "
+                   "semantics = \"pyss\" submits them at 1 s, as pyss does)")
 
 
 #: pyss conversions of :func:`read` and the processor count each reads (``pyss_processors``).
