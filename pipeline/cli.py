@@ -469,6 +469,14 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stores(args: argparse.Namespace) -> int:
+    from .stores import catalogue, render
+
+    paths = args.paths or ["results"]
+    print(render(catalogue(paths, args.workload, args.where), args.format), end="")
+    return 0
+
+
 def _jobs(args: argparse.Namespace) -> int:
     from .catalogue import entries, render
 
@@ -629,6 +637,17 @@ def build_parser() -> argparse.ArgumentParser:
     mrg.add_argument("stores", nargs="+", help="two or more stores of the same spec but one dimension's values")
     mrg.add_argument("-o", "--output", required=True, help="the new store (must not exist)")
     mrg.set_defaults(func=_merge)
+
+    sto = sub.add_parser("stores", help="list the stores in folders: spec, workload, dimensions, completeness, "
+                                        "size, versions, dates (metadata only)")
+    sto.add_argument("paths", nargs="*", metavar="DIR|STORE", help="stores, or folders searched recursively "
+                                                                  "(default results)")
+    sto.add_argument("--workload", help="only the stores of this workload")
+    sto.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                     help="only stores whose spec parameter KEY is VALUE or whose sweep dimension KEY has "
+                          "VALUE among its values (repeatable: all must hold)")
+    sto.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    sto.set_defaults(func=_stores)
 
     jobs = sub.add_parser("jobs", help="list the sweep specs with description, size and estimated run time")
     jobs.add_argument("--dir", default="jobs", help="folder of specs (default jobs)")

@@ -483,6 +483,8 @@ class _Runner:
             self._cells_left[batch.cell] = self._cells_left.get(batch.cell, 0) + batch.stop - batch.start
         self._n_cells = len(self._cells_left)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        # The recorded counts are void while the run writes (`schedsweep stores` then reads status)
+        self.writer.set_attrs(status_counts=None)
         if self.plan:
             limits = sorted({round(self.timeout_for(b)) for b in self.plan})
             how = ("task_timeout" if self.task_timeout else
@@ -512,10 +514,11 @@ class _Runner:
             self._record_auto()
         self.writer.flush()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
-        store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         status = self.writer.status_array()
         counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
+        # the counts in the root metadata: `schedsweep stores` lists a thousand stores without reading chunks
+        self.writer.set_attrs(last_run_started=started, last_run_ended=ended, status_counts=counts)
+        store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))
         self.store_failed = counts["failed"]
 

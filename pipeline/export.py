@@ -181,6 +181,7 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
                                   order, axis=axis).tolist() \
         if all("batch_reps" in d.attrs for d in datasets) else attrs.get("batch_reps")
     attrs.pop("pilot_seconds_per_rep", None)
+    attrs.pop("status_counts", None)  # the first part's: the merged store's are read from its status
     merged.attrs = attrs
     for name in merged.variables:
         src = first[name] if name in first.variables else None
