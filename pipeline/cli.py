@@ -456,6 +456,14 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    given = Path(args.store)
+    if given.is_dir() and not (given / "zarr.json").is_file():  # a folder of stores: one dataset
+        from .query import export_folder
+        from .export import SUFFIX
+
+        out = args.output or str(given.resolve().with_suffix(SUFFIX.get(args.to, "")))
+        print(export_folder([given], out, args.to))
+        return 0
     from .export import export
 
     print(export(args.store, args.to, args.output))
@@ -627,8 +635,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)
 
-    exp = sub.add_parser("export", help="a store as netCDF, or as a long table (parquet, csv) for other tools")
-    exp.add_argument("store")
+    exp = sub.add_parser("export", help="a store as netCDF, or as a long table (parquet, csv) for other tools; "
+                                        "a folder of stores as one hive-partitioned parquet dataset (or one csv)")
+    exp.add_argument("store", help="a store, or a folder searched recursively for stores")
     exp.add_argument("--to", required=True, choices=("netcdf", "parquet", "csv"))
     exp.add_argument("-o", "--output", help="file to write (default beside the store: NAME.nc/.parquet/.csv)")
     exp.set_defaults(func=_export)

@@ -60,16 +60,58 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
     if fmt == "netcdf":
         _write_netcdf(ds, path, out)
         return out
-    table = long_table(ds)
+    table = with_origin(long_table(ds), ds, path.name)
     if fmt == "csv":
         table.to_csv(out, index=False)
     else:
-        try:
-            table.to_parquet(out, index=False)
-        except ImportError:
-            raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
-                                       "pip install 'schedsweep[parquet]', or --to csv") from None
+        write_parquet(table, out, provenance_of(ds, path.name))
     return out
+
+
+# -- where each row comes from ------------------------------------------------------------
+ORIGIN = ("store", "spec", "workload", "unit")  # the first columns of every exported row
+PROVENANCE_KEYS = ("name", "workload", "schedsweep_version", "spec_identity", "spec_text", "overrides",
+                   "reference_dropped", "git_commit", "git_dirty", "host", "created", "last_run_ended",
+                   "store_format", "replications", "seed", "model_time_unit", "money_unit", "merged_from")
+
+
+def with_origin(table: pd.DataFrame, ds: xr.Dataset, store: str) -> pd.DataFrame:
+    """``table`` (:func:`long_table`) with the columns ``store`` (its name as given: rows of
+    several stores stay apart), ``spec``, ``workload`` and ``unit`` (each metric's CF units, so
+    that same-named metrics of two models in different units do not mix) first."""
+    units = {m: str(ds[m].attrs.get("units", "")) for m in metric_names(ds)}
+    out = table.copy()
+    origin = {"store": store, "spec": str(ds.attrs.get("name", "")), "workload": str(ds.attrs.get("workload", "")),
+              "unit": out["metric"].map(units).astype(str)}
+    for k, name in enumerate(ORIGIN):
+        out.insert(k, name, origin[name])
+    return out
+
+
+def provenance_of(ds: xr.Dataset, store: str) -> dict[str, str]:
+    """The parquet key-value metadata of an export: ``schedsweep`` holds, as JSON, the store's
+    name, its provenance (spec, versions, code hash, dates) and every metric's units."""
+    keep = {k: ds.attrs[k] for k in PROVENANCE_KEYS if k in ds.attrs}
+    code = ds.attrs.get("code")
+    keep["code_hash"] = code.get("hash") if isinstance(code, dict) else None
+    keep["versions"] = ds.attrs.get("versions")
+    keep["units"] = {m: str(ds[m].attrs.get("units", "")) for m in metric_names(ds)}
+    return {"schedsweep": json.dumps({"store": store, **keep}, default=str)}
+
+
+def write_parquet(table: pd.DataFrame, out: Path, metadata: dict[str, str]) -> None:
+    """``table`` as parquet with ``metadata`` added to the file's key-value metadata."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
+                                   "pip install 'schedsweep[parquet]', or --to csv") from None
+    import pyarrow as pa
+
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    merged = {**(arrow.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(arrow.replace_schema_metadata(merged), out)
 
 
 def _write_netcdf(ds: xr.Dataset, path: Path, out: Path) -> None:
