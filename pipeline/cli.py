@@ -279,8 +279,8 @@ def _show(args: argparse.Namespace) -> int:
     print("status:      " + (", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})" if done
                              else "unreadable (damaged)"))
     if report.pending:
-        print("journal:     batches of a running or interrupted run are not compacted into the store yet "
-              "(a resumed run does it)")
+        print(f"journal:     {a.get('pending_results', 0)} results of a running or interrupted run are not compacted "
+              "into the store yet (counted above; a run compacts them)")
     reasons = a.get("reasons", {})
     counts = {}
     for code in map(int, reasons if "reason" in ds else {}):
@@ -294,6 +294,9 @@ def _show(args: argparse.Namespace) -> int:
         print(line)
     if a.get("overrides"):
         print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
+    for part in a.get("merged_from") or []:  # each part's own (the line above: those they share)
+        print(f"merged part: {part.get('store')}: "
+              + (" ".join("--set " + o for o in part.get("overrides") or []) or "no overrides"))
     if a.get("reference_dropped"):
         print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
               + "; ".join(a["reference_dropped"]))
@@ -319,6 +322,7 @@ def _table(args: argparse.Namespace) -> int:
     from .tables import compute, render
 
     ds = open_store(args.store)
+    _say_pending(ds, args.store, on_stdout=args.format == "text")
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
     from .terminal import width
 
@@ -441,9 +445,30 @@ def _gantt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_pending(ds: Any, store: str, on_stdout: bool = True) -> None:
+    """First line of a view: the run's results it includes from the journal (nothing when none).
+    On stderr where stdout is data (csv, json)."""
+    from .integrity import pending_line
+
+    line = pending_line(ds, store)
+    if line:
+        print(line, file=sys.stdout if on_stdout else sys.stderr)
+
+
+def _journal_first_line(store: str) -> None:
+    """For the views that open the store themselves (plot, report): the same first line."""
+    from .journal import NAME
+
+    if (Path(store) / NAME).exists():
+        from .integrity import open_store
+
+        _say_pending(open_store(store, verify=False), store)
+
+
 def _plot(args: argparse.Namespace) -> int:
     from .plot import plot_store
 
+    _journal_first_line(args.store)
     print(plot_store(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level, args.output))
     return 0
 
@@ -451,6 +476,7 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
 
+    _journal_first_line(args.store)
     print(write_report(args.store, args.output, args.paired, args.level, args.figure_format))
     return 0
 

@@ -224,12 +224,36 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
         if all("batch_reps" in d.attrs for d in datasets) else attrs.get("batch_reps")
     attrs.pop("pilot_seconds_per_rep", None)
     attrs.pop("status_counts", None)  # the first part's: the merged store's are read from its status
+    attrs.pop("pending_results", None)  # a reader's count of a part's journal, not the merged store's
     merged.attrs = attrs
+    _merged_references(merged, datasets)
     for name in merged.variables:
         src = first[name] if name in first.variables else None
         if src is not None:
             merged[name].attrs = dict(src.attrs)
     return merged[[v for v in first.data_vars]]
+
+
+def _merged_references(merged: xr.Dataset, datasets: list[xr.Dataset]) -> None:
+    """The overrides and dropped references of a merged store, as ``show``, ``table`` and
+    ``verify`` read them: each part's own in ``merged_from``; ``overrides`` those every part
+    shares (the others chose each part's values of the merged dimension); ``reference_dropped``
+    the references whose coordinates the merged store lacks (a point one part dropped and
+    another ran is judged)."""
+    import tomllib
+
+    from .reference import drop_unmatched, spec_coords, store_coords
+
+    for entry, d in zip(merged.attrs["merged_from"], datasets):
+        entry["overrides"] = list(d.attrs.get("overrides") or [])
+        entry["reference_dropped"] = list(d.attrs.get("reference_dropped") or [])
+    parts = [entry["overrides"] for entry in merged.attrs["merged_from"]]
+    merged.attrs["overrides"] = [o for o in parts[0] if all(o in p for p in parts[1:])]
+    try:
+        doc = tomllib.loads(merged.attrs.get("spec_text") or "")
+    except tomllib.TOMLDecodeError:
+        return
+    merged.attrs["reference_dropped"] = drop_unmatched(doc, store_coords(merged), spec_coords(doc))
 
 
 def merge(paths: list[str | Path], output: str | Path) -> Path:

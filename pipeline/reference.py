@@ -404,8 +404,9 @@ def of_store(ds: xr.Dataset) -> Reference:
         if not text:
             return Reference("", (), ())
         doc = tomllib.loads(text)
-        if ds.attrs.get("overrides"):  # the points an override removed were dropped by the run
-            drop_unmatched(doc, store_coords(ds), spec_coords(doc))
+        # the points the store lacks (an override removed them; a merged store's parts ran the rest)
+        # are dropped, as the run (or merge) recorded in reference_dropped
+        drop_unmatched(doc, store_coords(ds), spec_coords(doc))
         return parse(doc, "<store>")
     except (tomllib.TOMLDecodeError, ReferenceError):
         return Reference("", (), ())
