@@ -132,3 +132,35 @@ def test_a_merged_store_drops_and_judges_the_same_references_in_show_table_and_v
     assert cli.main(["verify", str(both), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)["specs"][0]
     assert doc["dropped"] == dropped and len(doc["values"]) == 2
+
+
+def test_the_n_legend_tells_an_undefined_metric_from_a_cell_not_fully_run(tmp_path, capsys):
+    """slot_selection, 3 algorithms x 4 replications: amp has every value; alp ran all 4, none
+    with a window (reason 'no window'); csa ran 2 of 4, one with a value."""
+    spec = parse('name = "legend"\nworkload = "slot_selection"\nreplications = 4\nseed = 1\n'
+                 '[sweep]\nalgorithm = ["amp", "alp", "csa"]\n')
+    module = workloads.get("slot_selection")
+    path = tmp_path / "legend.zarr"
+    store_mod.create(path, spec, module, 4, provenance(spec, module))
+    writer = store_mod.Writer(path, spec, module)
+
+    def batch(cell: int, n: int, value: float, reason: int) -> None:
+        out = {m.name: np.full((n, *m.shape), value) for m in module.METRICS}
+        out["reason"] = np.full(n, reason, np.int8)
+        writer.write_batch((cell,), 0, writer.seeds((cell,), 0, n), out, {}, 0.0)
+
+    batch(0, 4, 1.0, 0)
+    batch(1, 4, np.nan, 1)
+    writer.write_batch((2,), 0, writer.seeds((2,), 0, 2),
+                       {**{m.name: np.array([5.0, np.nan]).reshape(2, *(1,) * len(m.shape)) * np.ones((2, *m.shape))
+                           for m in module.METRICS}, "reason": np.array([0, 1], np.int8)}, {}, 0.0)
+    writer.flush()
+    capsys.readouterr()
+    assert cli.main(["table", str(path), "--metric", "start", "--wide"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in ("amp", "alp", "csa")}
+    assert rows["amp"].split()[1] == "1" and "[n=" not in rows["amp"] and "undefined" not in rows["amp"]
+    assert "— undefined (no window)" in rows["alp"] and "[n=" not in rows["alp"]
+    assert "[n=1, 2 of 4 run]" in rows["csa"]
+    assert "[n=K, R of 4 run]: only R have run" in out
+    assert "— undefined (reason): no replication run has a value" in out
