@@ -317,10 +317,40 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
+def _table_across(args: argparse.Namespace) -> int:
+    """``table A B ...`` or ``table DIR``: the stores along a ``store`` dimension."""
+    from .across import align, open_tree, shares_seeds, welch
+    from .tables import compute, parse_assignments, render
+    from .terminal import width
+
+    ds, diffs = align(open_tree(args.store), args.allow_mixed)
+    for line in diffs:  # allowed by --allow-mixed: said, not hidden
+        print(f"mixed: {line}", file=sys.stderr)
+    paired = args.paired
+    if paired and parse_assignments([paired], "--paired")[0][0] == "store" and not shares_seeds(ds):
+        (dim, base), = parse_assignments([paired], "--paired")
+        print("the stores do not share their replications' seeds (common random numbers): Welch's unpaired "
+              "interval instead of a paired one", file=sys.stderr)
+        from .tables import select
+
+        result = select(welch(ds, dim, base, args.level, args.metric), args.sel)
+        result.attrs["replications"] = ds.attrs.get("replications")
+    else:
+        if paired and paired.startswith("store="):
+            print("paired by replication across stores: they share their seeds (common random numbers)",
+                  file=sys.stderr)
+        result = compute(ds, args.metric, args.sel, paired, args.ratio, args.level)
+    print(render(result, args.format, args.by, columns=None if args.wide else width()))
+    return 0
+
+
 def _table(args: argparse.Namespace) -> int:
     from .integrity import open_store
     from .tables import compute, render
 
+    if len(args.store) > 1 or not (Path(args.store[0]) / "zarr.json").is_file():
+        return _table_across(args)
+    args.store = args.store[0]
     ds = open_store(args.store)
     _say_pending(ds, args.store, on_stdout=args.format == "text")
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level)
@@ -611,8 +641,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--failures", action="store_true", help="print failed replications with seeds and tracebacks")
     show.set_defaults(func=_show)
 
-    table = sub.add_parser("table", help="mean ± CI per cell and metric")
-    table.add_argument("store")
+    table = sub.add_parser("table", help="mean ± CI per cell and metric (of one store, or of several along "
+                                         "a 'store' dimension)")
+    table.add_argument("store", nargs="+", metavar="STORE", help="a store; several stores or a folder of "
+                                                                "stores of one workload: compared along 'store'")
+    table.add_argument("--allow-mixed", action="store_true",
+                       help="compare stores made by different model code or with metrics in different units "
+                            "(the differences are printed)")
     table.add_argument("--metric", action="append", help="metric to show (repeatable; default all)")
     table.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     table.add_argument("--by", help="dimension whose values become columns")
