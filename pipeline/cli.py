@@ -506,6 +506,11 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
 
+    if Path(args.store).is_dir() and not (Path(args.store) / "zarr.json").is_file():  # a folder of stores
+        from .index import write_index
+
+        print(write_index(args.store, args.output, args.paired, args.level, args.figure_format))
+        return 0
     _journal_first_line(args.store)
     print(write_report(args.store, args.output, args.paired, args.level, args.figure_format))
     return 0
@@ -688,8 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("store")
     check.set_defaults(func=_check)
 
-    report = sub.add_parser("report", help="a self-contained HTML report of a store")
-    report.add_argument("store")
+    report = sub.add_parser("report", help="a self-contained HTML report of a store; of a folder: a page "
+                                           "listing its stores with their verdicts and reports")
+    report.add_argument("store", help="a store, or a folder of stores (the page: DIR/index.html, each "
+                                      "store's report beside it; --paired store=NAME adds cross-store tables)")
     report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
     report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
     report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
