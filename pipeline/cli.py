@@ -348,7 +348,8 @@ def _table(args: argparse.Namespace) -> int:
     from .integrity import open_store
     from .tables import compute, render
 
-    if len(args.store) > 1 or not (Path(args.store[0]) / "zarr.json").is_file():
+    one = Path(args.store[0])
+    if len(args.store) > 1 or (one.is_dir() and not (one / "zarr.json").is_file()):  # stores, or a folder of them
         return _table_across(args)
     args.store = args.store[0]
     ds = open_store(args.store)
