@@ -19,7 +19,7 @@ from schedsweep import __version__  # one version: the package's
 
 _EXPORTS = {
     "run": "execute", "load": "spec", "Spec": "spec", "SpecError": "spec",
-    "open_store": "export", "StoreError": "store",
+    "open_store": "export", "StoreError": "store", "open_stores": "across", "align": "across",
     "summary": "stats", "describe": "stats", "paired": "stats", "ratio": "stats",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -319,8 +319,8 @@ def _show(args: argparse.Namespace) -> int:
     print("status:      " + (", ".join(f"{v} {k}" for k, v in done.items() if v) + f" (of {total})" if done
                              else "unreadable (damaged)"))
     if report.pending:
-        print("journal:     batches of a running or interrupted run are not compacted into the store yet "
-              "(a resumed run does it)")
+        print(f"journal:     {a.get('pending_results', 0)} results of a running or interrupted run are not compacted "
+              "into the store yet (counted above; a run compacts them)")
     reasons = a.get("reasons", {})
     counts = {}
     for code in map(int, reasons if "reason" in ds else {}):
@@ -334,6 +334,9 @@ def _show(args: argparse.Namespace) -> int:
         print(line)
     if a.get("overrides"):
         print(f"overrides:   {' '.join('--set ' + o for o in a['overrides'])}")
+    for part in a.get("merged_from") or []:  # each part's own (the line above: those they share)
+        print(f"merged part: {part.get('store')}: "
+              + (" ".join("--set " + o for o in part.get("overrides") or []) or "no overrides"))
     if a.get("reference_dropped"):
         print(f"dropped:     {len(a['reference_dropped'])} published reference point(s) the overrides removed: "
               + "; ".join(a["reference_dropped"]))
@@ -358,11 +361,43 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
+def _table_across(args: argparse.Namespace) -> int:
+    """``table A B ...`` or ``table DIR``: the stores along a ``store`` dimension."""
+    from .across import align, open_tree, shares_seeds, welch
+    from .tables import compute, parse_assignments, render
+    from .terminal import width
+
+    ds, diffs = align(open_tree(args.store), args.allow_mixed)
+    for line in diffs:  # allowed by --allow-mixed: said, not hidden
+        print(f"mixed: {line}", file=sys.stderr)
+    paired = args.paired
+    if paired and parse_assignments([paired], "--paired")[0][0] == "store" and not shares_seeds(ds):
+        (dim, base), = parse_assignments([paired], "--paired")
+        print("the stores do not share their replications' seeds (common random numbers): Welch's unpaired "
+              "interval instead of a paired one", file=sys.stderr)
+        from .tables import select
+
+        result = select(welch(ds, dim, base, args.level, args.metric), args.sel)
+        result.attrs["replications"] = ds.attrs.get("replications")
+    else:
+        if paired and paired.startswith("store="):
+            print("paired by replication across stores: they share their seeds (common random numbers)",
+                  file=sys.stderr)
+        result = compute(ds, args.metric, args.sel, paired, args.ratio, args.level, args.over)
+    print(render(result, args.format, args.by, columns=None if args.wide else width()))
+    return 0
+
+
 def _table(args: argparse.Namespace) -> int:
     from .integrity import open_store
     from .tables import compute, render
 
+    one = Path(args.store[0])
+    if len(args.store) > 1 or (one.is_dir() and not (one / "zarr.json").is_file()):  # stores, or a folder of them
+        return _table_across(args)
+    args.store = args.store[0]
     ds = open_store(args.store)
+    _say_pending(ds, args.store, on_stdout=args.format == "text")
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level, args.over)
     from .terminal import width
 
@@ -532,9 +567,30 @@ def _gantt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_pending(ds: Any, store: str, on_stdout: bool = True) -> None:
+    """First line of a view: the run's results it includes from the journal (nothing when none).
+    On stderr where stdout is data (csv, json)."""
+    from .integrity import pending_line
+
+    line = pending_line(ds, store)
+    if line:
+        print(line, file=sys.stdout if on_stdout else sys.stderr)
+
+
+def _journal_first_line(store: str) -> None:
+    """For the views that open the store themselves (plot, report): the same first line."""
+    from .journal import NAME
+
+    if (Path(store) / NAME).exists():
+        from .integrity import open_store
+
+        _say_pending(open_store(store, verify=False), store)
+
+
 def _plot(args: argparse.Namespace) -> int:
     from .plot import plot_store
 
+    _journal_first_line(args.store)
     print(plot_store(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level, args.output))
     return 0
 
@@ -542,11 +598,25 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
 
+    if Path(args.store).is_dir() and not (Path(args.store) / "zarr.json").is_file():  # a folder of stores
+        from .index import write_index
+
+        print(write_index(args.store, args.output, args.paired, args.level, args.figure_format))
+        return 0
+    _journal_first_line(args.store)
     print(write_report(args.store, args.output, args.paired, args.level, args.figure_format))
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
+    given = Path(args.store)
+    if given.is_dir() and not (given / "zarr.json").is_file():  # a folder of stores: one dataset
+        from .query import export_folder
+        from .export import SUFFIX
+
+        out = args.output or str(given.resolve().with_suffix(SUFFIX.get(args.to, "")))
+        print(export_folder([given], out, args.to))
+        return 0
     from .export import export
 
     print(export(args.store, args.to, args.output))
@@ -557,6 +627,14 @@ def _merge(args: argparse.Namespace) -> int:
     from .export import merge
 
     print(merge(args.stores, args.output))
+    return 0
+
+
+def _stores(args: argparse.Namespace) -> int:
+    from .stores import catalogue, render
+
+    paths = args.paths or ["results"]
+    print(render(catalogue(paths, args.workload, args.where), args.format), end="")
     return 0
 
 
@@ -675,8 +753,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--failures", action="store_true", help="print failed replications with seeds and tracebacks")
     show.set_defaults(func=_show)
 
-    table = sub.add_parser("table", help="mean ± CI per cell and metric")
-    table.add_argument("store")
+    table = sub.add_parser("table", help="mean ± CI per cell and metric (of one store, or of several along "
+                                         "a 'store' dimension)")
+    table.add_argument("store", nargs="+", metavar="STORE", help="a store; several stores or a folder of "
+                                                                "stores of one workload: compared along 'store'")
+    table.add_argument("--allow-mixed", action="store_true",
+                       help="compare stores made by different model code or with metrics in different units "
+                            "(the differences are printed)")
     table.add_argument("--metric", action="append", help="metric to show (repeatable; default all)")
     table.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     table.add_argument("--by", help="dimension whose values become columns")
@@ -726,16 +809,19 @@ def build_parser() -> argparse.ArgumentParser:
     upg.add_argument("store")
     upg.set_defaults(func=_upgrade)
 
-    report = sub.add_parser("report", help="a self-contained HTML report of a store")
-    report.add_argument("store")
+    report = sub.add_parser("report", help="a self-contained HTML report of a store; of a folder: a page "
+                                           "listing its stores with their verdicts and reports")
+    report.add_argument("store", help="a store, or a folder of stores (the page: DIR/index.html, each "
+                                      "store's report beside it; --paired store=NAME adds cross-store tables)")
     report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
     report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
     report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)
 
-    exp = sub.add_parser("export", help="a store as netCDF, or as a long table (parquet, csv) for other tools")
-    exp.add_argument("store")
+    exp = sub.add_parser("export", help="a store as netCDF, or as a long table (parquet, csv) for other tools; "
+                                        "a folder of stores as one hive-partitioned parquet dataset (or one csv)")
+    exp.add_argument("store", help="a store, or a folder searched recursively for stores")
     exp.add_argument("--to", required=True, choices=("netcdf", "parquet", "csv"))
     exp.add_argument("-o", "--output", help="file to write (default beside the store: NAME.nc/.parquet/.csv)")
     exp.set_defaults(func=_export)
@@ -744,6 +830,17 @@ def build_parser() -> argparse.ArgumentParser:
     mrg.add_argument("stores", nargs="+", help="two or more stores of the same spec but one dimension's values")
     mrg.add_argument("-o", "--output", required=True, help="the new store (must not exist)")
     mrg.set_defaults(func=_merge)
+
+    sto = sub.add_parser("stores", help="list the stores in folders: spec, workload, dimensions, completeness, "
+                                        "size, versions, dates (metadata only)")
+    sto.add_argument("paths", nargs="*", metavar="DIR|STORE", help="stores, or folders searched recursively "
+                                                                  "(default results)")
+    sto.add_argument("--workload", help="only the stores of this workload")
+    sto.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                     help="only stores whose spec parameter KEY is VALUE or whose sweep dimension KEY has "
+                          "VALUE among its values (repeatable: all must hold)")
+    sto.add_argument("--format", default="text", choices=("text", "markdown", "csv", "json"))
+    sto.set_defaults(func=_stores)
 
     jobs = sub.add_parser("jobs", help="list the sweep specs, one line each: size and estimated run time "
                                        "(-v: with descriptions and what they reproduce)")

@@ -586,6 +586,8 @@ class _Runner:
         if hasattr(self.bar, "set_postfix_str"):
             self.bar.set_postfix_str(f"cells {self._n_cells - len(self._cells_left)}/{self._n_cells}", refresh=False)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        # The recorded counts are void while the run writes (`schedsweep stores` then reads status)
+        self.writer.set_attrs(status_counts=None)
         if self.plan:
             limits = sorted({round(self.timeout_for(b)) for b in self.plan})
             how = ("the task timeout asked for" if self.task_timeout else
@@ -618,14 +620,15 @@ class _Runner:
         self.writer.flush()
         self.damaged_during_run += self._say_damage()
         ended = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        self.writer.set_attrs(last_run_started=started, last_run_ended=ended)
-        store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         status = self.writer.status_array()
         counts = {label: int((status == code).sum()) for code, label in store_mod.STATUS_LABELS.items()}
         needless = int((needless_replications(self.deterministic, self.spec.replications)
                         & (status == store_mod.NOT_RUN)).sum())
         counts[store_mod.STATUS_LABELS[store_mod.NOT_RUN]] -= needless
         counts[store_mod.DETERMINISTIC_LABEL] = needless
+        # the counts in the root metadata: `schedsweep stores` lists a thousand stores without reading chunks
+        self.writer.set_attrs(last_run_started=started, last_run_ended=ended, status_counts=counts)
+        store_mod.consolidate(self.path)  # plain xr.open_zarr reads one file, without a warning
         say(f"{self.path}: " + ", ".join(f"{n} {label}" for label, n in counts.items() if n))
         self.store_failed = counts["failed"]
 

@@ -60,16 +60,58 @@ def export(path: str | Path, fmt: str, output: str | Path | None = None) -> Path
     if fmt == "netcdf":
         _write_netcdf(ds, path, out)
         return out
-    table = long_table(ds)
+    table = with_origin(long_table(ds), ds, path.name)
     if fmt == "csv":
         table.to_csv(out, index=False)
     else:
-        try:
-            table.to_parquet(out, index=False)
-        except ImportError:
-            raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
-                                       "pip install 'schedsweep[parquet]', or --to csv") from None
+        write_parquet(table, out, provenance_of(ds, path.name))
     return out
+
+
+# -- where each row comes from ------------------------------------------------------------
+ORIGIN = ("store", "spec", "workload", "unit")  # the first columns of every exported row
+PROVENANCE_KEYS = ("name", "workload", "schedsweep_version", "spec_identity", "spec_text", "overrides",
+                   "reference_dropped", "git_commit", "git_dirty", "host", "created", "last_run_ended",
+                   "store_format", "replications", "seed", "model_time_unit", "money_unit", "merged_from")
+
+
+def with_origin(table: pd.DataFrame, ds: xr.Dataset, store: str) -> pd.DataFrame:
+    """``table`` (:func:`long_table`) with the columns ``store`` (its name as given: rows of
+    several stores stay apart), ``spec``, ``workload`` and ``unit`` (each metric's CF units, so
+    that same-named metrics of two models in different units do not mix) first."""
+    units = {m: str(ds[m].attrs.get("units", "")) for m in metric_names(ds)}
+    out = table.copy()
+    origin = {"store": store, "spec": str(ds.attrs.get("name", "")), "workload": str(ds.attrs.get("workload", "")),
+              "unit": out["metric"].map(units).astype(str)}
+    for k, name in enumerate(ORIGIN):
+        out.insert(k, name, origin[name])
+    return out
+
+
+def provenance_of(ds: xr.Dataset, store: str) -> dict[str, str]:
+    """The parquet key-value metadata of an export: ``schedsweep`` holds, as JSON, the store's
+    name, its provenance (spec, versions, code hash, dates) and every metric's units."""
+    keep = {k: ds.attrs[k] for k in PROVENANCE_KEYS if k in ds.attrs}
+    code = ds.attrs.get("code")
+    keep["code_hash"] = code.get("hash") if isinstance(code, dict) else None
+    keep["versions"] = ds.attrs.get("versions")
+    keep["units"] = {m: str(ds[m].attrs.get("units", "")) for m in metric_names(ds)}
+    return {"schedsweep": json.dumps({"store": store, **keep}, default=str)}
+
+
+def write_parquet(table: pd.DataFrame, out: Path, metadata: dict[str, str]) -> None:
+    """``table`` as parquet with ``metadata`` added to the file's key-value metadata."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise store_mod.StoreError("--to parquet needs the optional 'parquet' extra (pyarrow): "
+                                   "pip install 'schedsweep[parquet]', or --to csv") from None
+    import pyarrow as pa
+
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    merged = {**(arrow.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(arrow.replace_schema_metadata(merged), out)
 
 
 def _write_netcdf(ds: xr.Dataset, path: Path, out: Path) -> None:
@@ -199,7 +241,10 @@ def combine(datasets: list[xr.Dataset], labels: list[str]) -> xr.Dataset:
     attrs.pop("pilot_seconds_per_rep", None)
     if any("deterministic" in d.attrs for d in datasets):  # the cells run once, in the merged order
         attrs["deterministic"] = _merged_flags(datasets, axis, order)
+    attrs.pop("status_counts", None)  # the first part's: the merged store's are read from its status
+    attrs.pop("pending_results", None)  # a reader's count of a part's journal, not the merged store's
     merged.attrs = attrs
+    _merged_references(merged, datasets)
     for name in merged.variables:
         src = first[name] if name in first.variables else None
         if src is not None:
@@ -212,6 +257,28 @@ def _merged_flags(datasets: list[xr.Dataset], axis: int, order: np.ndarray) -> l
     flags = [np.asarray(d.attrs["deterministic"], bool) if "deterministic" in d.attrs else
              np.zeros(tuple(d.sizes[n] for n in d.attrs.get("dims", [])), bool) for d in datasets]
     return np.take(np.concatenate(flags, axis=axis), order, axis=axis).tolist()
+
+
+def _merged_references(merged: xr.Dataset, datasets: list[xr.Dataset]) -> None:
+    """The overrides and dropped references of a merged store, as ``show``, ``table`` and
+    ``verify`` read them: each part's own in ``merged_from``; ``overrides`` those every part
+    shares (the others chose each part's values of the merged dimension); ``reference_dropped``
+    the references whose coordinates the merged store lacks (a point one part dropped and
+    another ran is judged)."""
+    import tomllib
+
+    from .reference import drop_unmatched, spec_coords, store_coords
+
+    for entry, d in zip(merged.attrs["merged_from"], datasets):
+        entry["overrides"] = list(d.attrs.get("overrides") or [])
+        entry["reference_dropped"] = list(d.attrs.get("reference_dropped") or [])
+    parts = [entry["overrides"] for entry in merged.attrs["merged_from"]]
+    merged.attrs["overrides"] = [o for o in parts[0] if all(o in p for p in parts[1:])]
+    try:
+        doc = tomllib.loads(merged.attrs.get("spec_text") or "")
+    except tomllib.TOMLDecodeError:
+        return
+    merged.attrs["reference_dropped"] = drop_unmatched(doc, store_coords(merged), spec_coords(doc))
 
 
 def merge(paths: list[str | Path], output: str | Path) -> Path:

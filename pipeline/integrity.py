@@ -338,4 +338,44 @@ def open_store(path: str | Path, verify: bool = True) -> Any:
 
     if verify and (Path(path) / "zarr.json").exists():
         verify_store(Path(path))
-    return store_mod.open_dataset(path)
+    return with_journal(store_mod.open_dataset(path), Path(path))
+
+
+def with_journal(ds: Any, path: Path) -> Any:
+    """``ds`` with the results a run has written to its journal but not yet compacted into the
+    arrays (a run going on, or one interrupted): every reader sees what ``show`` counts. The
+    number of such replications is the attribute ``pending_results`` (absent when none); the
+    variables they touch are then in memory."""
+    from . import journal
+
+    file = path / journal.NAME
+    if not file.exists():
+        return ds
+    metrics = [m for m in ds.attrs.get("metrics", []) if m in ds]
+    cells = ds["status"].ndim - 1
+    entries, _ = journal.read(file, journal.layout([(m, ds[m].shape[cells + 1:]) for m in metrics]))
+    if not entries:
+        return ds
+    names = [*metrics, "reason", "status"]
+    arrays = {n: np.array(ds[n].values) for n in names}  # read before the journal could be compacted away
+    for e in entries:
+        where = e.cell + (slice(e.start, e.start + e.n),)
+        for n in names:
+            arrays[n][where] = e.values[n]
+    out = ds.copy()
+    for n in names:
+        out[n] = ds[n].copy(data=arrays[n])
+    out.attrs["pending_results"] = int(sum(e.n for e in entries))
+    return out
+
+
+def pending_line(ds: Any, path: str | Path) -> str | None:
+    """The first line of a view of a store whose journal holds results (None otherwise)."""
+    n = ds.attrs.get("pending_results")
+    if not n:
+        return None
+    from .store import run_in_progress
+
+    state = "run in progress" if run_in_progress(Path(path)) else "interrupted run"
+    return (f"{state}: {n} results not yet compacted into the store are included "
+            "(read from its journal; a run compacts them)")

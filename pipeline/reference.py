@@ -26,6 +26,11 @@ over mean at ``b`` along ``along`` is at least ``factor``; ``factor = 2`` for "m
 100% worse"). A claim over dimensions it does not fix must hold in every slice; ``among = [...]``
 restricts it to the values of ``along`` the paper compared.
 
+``[reference] calibrated = "TEXT"`` says that every value of the spec was used to calibrate
+the defaults TEXT names (and where: e.g. benchmarks/calibration.md); a value's own
+``calibrated`` (a text, or false) overrides it. ``schedsweep verify`` marks such values
+"calibrated on" and gives the verdict without them too: a value fitted to is no independent check.
+
 A value may carry ``tolerance = 0.05`` (relative), and ``[reference] tolerance = 0.1`` sets
 it for every value of the spec (default :data:`DEFAULT_TOLERANCE`): ``schedsweep verify``
 counts a published value outside our CI but within that fraction of it as reproduced
@@ -48,7 +53,7 @@ if TYPE_CHECKING:  # xarray only for the store side; a spec's reference table is
     import xarray as xr
 
 CLAIM_KINDS = ("max", "min", "increasing", "decreasing", "peak_near", "interior_min", "ratio_at_least")
-VALUE_KEYS = {"metric", "where", "value", "source", "note", "tolerance"}
+VALUE_KEYS = {"metric", "where", "value", "source", "note", "tolerance", "calibrated"}
 DEFAULT_TOLERANCE = 0.15  # relative; a published value within 15% of our mean counts as reproduced
 CLAIM_KEYS = {"text", "kind", "metric", "along", "at", "where", "tolerance", "a", "b", "factor", "source", "among"}
 
@@ -65,6 +70,7 @@ class Value:
     source: str = ""
     note: str = ""
     tolerance: float | None = None  # relative; None: the spec's (or DEFAULT_TOLERANCE)
+    calibrated: str = ""  # the defaults fitted to this value ('' : an independent check)
 
 
 @dataclass(frozen=True)
@@ -112,12 +118,13 @@ def parse(doc: dict[str, Any], where: str, metrics: dict[str, tuple[str, ...]] |
     table = doc.get("reference", {})
     if not isinstance(table, dict):
         raise ReferenceError(f"{where}: reference must be a table ([[reference.value]], [[reference.claim]])")
-    unknown = set(table) - {"value", "claim", "tolerance"}
+    unknown = set(table) - {"value", "claim", "tolerance", "calibrated"}
     if unknown:
         raise ReferenceError(f"{where}: [reference] has unknown key(s) {sorted(unknown)}; "
-                             "allowed: value, claim, tolerance")
+                             "allowed: value, claim, tolerance, calibrated")
     tolerance = _tolerance(table.get("tolerance", DEFAULT_TOLERANCE), f"{where}: [reference] tolerance")
-    values = tuple(_value(v, f"{where}: [[reference.value]] #{i + 1}", metrics, coords)
+    calibrated = _calibrated(table.get("calibrated", ""), f"{where}: [reference] calibrated")
+    values = tuple(_value(v, f"{where}: [[reference.value]] #{i + 1}", metrics, coords, calibrated)
                    for i, v in enumerate(_entries(table, "value", where)))
     claims = tuple(_claim(c, f"{where}: [[reference.claim]] #{i + 1}", metrics, coords)
                    for i, c in enumerate(_entries(table, "claim", where)))
@@ -128,6 +135,17 @@ def _tolerance(value: Any, where: str) -> float:
     if not _number(value) or value < 0:
         raise ReferenceError(f"{where} = {value!r} must be a number >= 0 (relative: 0.15 = 15%)")
     return float(value)
+
+
+def _calibrated(value: Any, where: str) -> str:
+    """``calibrated``: the text naming the defaults fitted to the value(s) and where that is
+    documented, or false (an entry's own false overrides its spec's text)."""
+    if value is False:
+        return ""
+    if not isinstance(value, str):
+        raise ReferenceError(f"{where} = {value!r} must name the defaults fitted to these values and where "
+                             "(e.g. \"price_exponent, random_window_retries: benchmarks/calibration.md\"), or false")
+    return value
 
 
 def _named(entry: dict, claim: bool) -> list[tuple[str, Any]]:
@@ -223,7 +241,7 @@ def _where(entry: dict, where: str, coords: dict | None) -> dict[str, Any]:
     return dict(sel)
 
 
-def _value(entry: dict, where: str, metrics: dict | None, coords: dict | None) -> Value:
+def _value(entry: dict, where: str, metrics: dict | None, coords: dict | None, calibrated: str = "") -> Value:
     _check_keys(entry, VALUE_KEYS, where)
     metric = _metric(entry, where, metrics)
     value = entry.get("value")
@@ -231,7 +249,8 @@ def _value(entry: dict, where: str, metrics: dict | None, coords: dict | None) -
         raise ReferenceError(f"{where}: value = {value!r} must be a finite number (the published value)")
     sel = _where(entry, where, coords)
     tol = _tolerance(entry["tolerance"], f"{where}: tolerance") if "tolerance" in entry else None
-    return Value(metric, sel, float(value), str(entry.get("source", "")), str(entry.get("note", "")), tol)
+    cal = _calibrated(entry["calibrated"], f"{where}: calibrated") if "calibrated" in entry else calibrated
+    return Value(metric, sel, float(value), str(entry.get("source", "")), str(entry.get("note", "")), tol, cal)
 
 
 def _claim(entry: dict, where: str, metrics: dict | None, coords: dict | None) -> Claim:
@@ -414,8 +433,9 @@ def of_store(ds: xr.Dataset) -> Reference:
             return Reference("", (), ())
         doc = tomllib.loads(text)
         label_files(doc, ds.attrs.get("files") or {})
-        if ds.attrs.get("overrides"):  # the points an override removed were dropped by the run
-            drop_unmatched(doc, store_coords(ds), spec_coords(doc))
+        # the points the store lacks (an override removed them; a merged store's parts ran the rest)
+        # are dropped, as the run (or merge) recorded in reference_dropped
+        drop_unmatched(doc, store_coords(ds), spec_coords(doc))
         return parse(doc, "<store>")
     except (tomllib.TOMLDecodeError, ReferenceError):
         return Reference("", (), ())

@@ -86,6 +86,7 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
             f"<p class='muted'>store {_e(store_label)} · workload {_e(a.get('workload'))} · "
             f"{_e(a.get('replications'))} replications per cell · report made "
             f"{_e(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds'))}</p>",
+            *_pending_html(ds),
             _contents(),
             "<h2 id='published'>Published reference: the reproduction scorecard</h2>", published_html(ds, level),
             "<h2 id='figures'>Figures</h2>", figures_html(ds, level, figure_format, defined),
@@ -97,6 +98,13 @@ def build(ds: xr.Dataset, store_label: str = "", paired: str | None = None, leve
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
+
+
+def _pending_html(ds: xr.Dataset) -> list[str]:
+    """A store whose run's journal holds results not yet compacted: said at the top (they are included)."""
+    n = ds.attrs.get("pending_results")
+    return [f"<p class='pending'>{_e(n)} results of a running or interrupted run are included from its journal "
+            "(not yet compacted into the store)</p>"] if n else []
 
 
 def _e(value: Any) -> str:

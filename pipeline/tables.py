@@ -56,7 +56,49 @@ def compute(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str]
     result.attrs["replications"] = None if over else ds.attrs.get("replications")
     if "files" in ds.attrs:  # --sel may name a file as the spec wrote it (stats.label_of)
         result.attrs["files"] = ds.attrs["files"]
+    if not (paired or ratio or over) and "status" in ds:
+        result.attrs["cell_runs"] = cell_runs(ds, metrics)
+        result.attrs["cell_dims"] = [d for d in ds["status"].dims if d != stats.REP]
     return select(result, sel)
+
+
+def cell_runs(ds: xr.Dataset, metrics: list[str]) -> dict[tuple, tuple[int, str]]:
+    """{(metric, cell's coordinate values...): (replications run, why none has a value)} for
+    the legend of a text table: a cell not fully run is told from a metric undefined there.
+    The reason is the label of the most frequent reason code of the replications run (or
+    "failed" when every one failed); '' when some replication has a value."""
+    dims = [d for d in ds["status"].dims if d != stats.REP]
+    status = np.asarray(ds["status"].values)
+    reason = np.asarray(ds["reason"].values) if "reason" in ds else np.zeros_like(status)
+    labels = {int(k): v[0] for k, v in (ds.attrs.get("reasons") or {}).items()}
+    coords = [[_plain(v) for v in ds[d].values] for d in dims]
+    out: dict[tuple, tuple[int, str]] = {}
+    for m in metrics:
+        values = np.asarray(ds[m].transpose(*dims, stats.REP, ...).values, dtype=float)
+        defined = ~np.isnan(values.reshape(status.shape + (-1,))).all(axis=-1)
+        for idx in np.ndindex(*status.shape[:-1]):
+            ran = status[idx] != 0
+            why = ""
+            if ran.any() and not defined[idx].any():
+                codes = reason[idx][ran & (status[idx] != 3)]
+                codes = codes[codes != 0]
+                why = ("failed" if not codes.size else
+                       labels.get(int(np.bincount(codes.astype(np.int64)).argmax()), "undefined"))
+            key = (m, *(c[i] for c, i in zip(coords, idx)))
+            out[key] = (int(ran.sum()), why)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _run_note(runs: dict | None, row: Any, dims: list[str], expected: int | None) -> tuple[int | None, str]:
+    """(replications run, reason none has a value) of a long-frame row, from :func:`cell_runs`."""
+    if not runs or not expected:
+        return None, ""
+    key = (row["metric"], *(_plain(row[d]) if d in row else None for d in dims))
+    return runs.get(key, (None, ""))
 
 
 def long_frame(result: xr.Dataset) -> pd.DataFrame:
@@ -77,14 +119,21 @@ def long_frame(result: xr.Dataset) -> pd.DataFrame:
 
 
 def _fmt(mean: float, half: float, relative: float = np.nan, n: float = np.nan,
-         expected: int | None = None, deterministic: bool = False) -> str:
+         expected: int | None = None, deterministic: bool = False, ran: int | None = None,
+         why: str = "") -> str:
     """``mean ± half``, the relative change in brackets, and ``[n=K]`` when a cell holds fewer
-    values than the spec's replications (failed, not yet run, or undefined: NaN with a reason).
-    A deterministic cell (run once) is its value and the word, never a ``± 0``."""
+    values than the spec's replications (failed or undefined: NaN with a reason);
+    ``[n=K, R of N run]`` when only R of them have run; ``— undefined (reason)`` when every
+    replication run gives no value (``ran``, ``why``: :func:`cell_runs`). A deterministic cell
+    (run once) is its value and the word, never a ``± 0``."""
     if deterministic:
         return deterministic_text(mean, relative)
     short = f" [n={int(n)}]" if expected and np.isfinite(n) and n < expected else ""
+    if short and ran is not None and ran < expected:
+        short = f" [n={int(n)}, {ran} of {expected} run]"
     if not np.isfinite(mean):
+        if why and ran:
+            return f"— undefined ({why})" + (f" [{ran} of {expected} run]" if expected and ran < expected else "")
         return "—" + short
     text = f"{mean:.4g}" if not np.isfinite(half) else f"{mean:.4g} ± {half:.2g}"
     if np.isfinite(relative):
@@ -116,8 +165,11 @@ def wide_frame(long: pd.DataFrame, by: str | None = None, expected: int | None =
     long = long.copy()
     relative = long["relative_change"] if "relative_change" in long else np.full(len(long), np.nan)
     counts = long["n"] if "n" in long else np.full(len(long), np.nan)
-    long["value"] = [_fmt(m, h, r, k, expected, d)
-                     for m, h, r, k, d in zip(long["mean"], long["half_width"], relative, counts, _is_det(long))]
+    runs, dims = long.attrs.get("cell_runs"), long.attrs.get("cell_dims", [])
+    notes = [_run_note(runs, row, dims, expected) for _, row in long.iterrows()] if runs else [(None, "")] * len(long)
+    long["value"] = [_fmt(m, h, r, k, expected, d, ran, why)
+                     for m, h, r, k, d, (ran, why) in zip(long["mean"], long["half_width"], relative, counts,
+                                                         _is_det(long), notes)]
     keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c not in ("metric", "value")]
     if by:
         if by not in keys:
@@ -197,10 +249,13 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None, columns
         if fmt == "csv":
             return long.to_csv(index=False)
         return json.dumps(json.loads(long.to_json(orient="records")), indent=1)
-    long["metric"] = [f"{m} [{units[m]}]" if units[m] else m for m in long["metric"]]
+    names = {m: f"{m} [{u}]" if u else m for m, u in units.items()}
+    long["metric"] = long["metric"].map(names)
     # [n=K] in the text table; markdown stays cell for cell what the HTML report shows (which
     # has its own n column), csv and json carry n as a column
     expected = result.attrs.get("replications") if fmt == "text" else None
+    if fmt == "text" and result.attrs.get("cell_runs"):  # for the legend of each cell (wide_frame)
+        _attach_runs(long, result, names)
     if fmt == "text" and columns and not by:
         texts = [fitted_text(part, expected, columns) for part in _same_dims(long)]
         return "\n".join(textwrap.wrap(_header(result, expected, "[n=" in "".join(texts)), columns)) + "\n" \
@@ -224,6 +279,13 @@ def _whole(column: pd.Series) -> bool:
     return bool(np.all(values == np.round(values)))
 
 
+def _attach_runs(long: pd.DataFrame, result: xr.Dataset, names: dict[str, str]) -> None:
+    """The per-cell runs of :func:`cell_runs` on the long frame, for :func:`wide_frame`, keyed by
+    the metric's name as the table shows it (``names``: with its unit)."""
+    long.attrs["cell_runs"] = {(names.get(k[0], k[0]), *k[1:]): v for k, v in result.attrs["cell_runs"].items()}
+    long.attrs["cell_dims"] = result.attrs["cell_dims"]
+
+
 def _header(result: xr.Dataset, expected: int | None, short_cells: bool) -> str:
     """What the numbers of a text table are."""
     header = _value_words(result)
@@ -235,7 +297,10 @@ def _header(result: xr.Dataset, expected: int | None, short_cells: bool) -> str:
     if "ratio" in result.attrs:
         header += f", ratio of means against {result.attrs['ratio']}"
     if expected and short_cells:
-        header += f"; [n=K]: the cell holds K of the spec's {expected} replications (see schedsweep show)"
+        header += (f"; [n=K]: the cell holds K of the spec's {expected} replications (the others failed or "
+                   f"undefined; see schedsweep show), [n=K, R of {expected} run]: only R have run")
+    if expected and result.attrs.get("cell_runs") and any(w for _, w in result.attrs["cell_runs"].values()):
+        header += "; — undefined (reason): no replication run has a value for this metric here"
     return header
 
 

@@ -3,12 +3,15 @@
 For each spec with a ``[reference]`` table (pipeline/reference.py), run it or read its store,
 and judge every published number and claim statistically:
 
-* a published **value** is ``inside CI`` (inside our confidence interval and within the
-  tolerance of our mean), ``within tolerance`` (outside the CI, but our mean is within the
-  relative tolerance of it: default 15%, ``tolerance`` per value or ``[reference] tolerance``
-  per spec), ``outside`` (neither), or ``unresolved`` (inside the CI only because the CI is
-  wider than the tolerance: more replications are needed to tell; how many is estimated
-  from the half-width, which shrinks as 1/sqrt(n));
+* a published **value** is ``inside CI`` (inside our confidence interval, and that interval
+  no wider than the tolerance band), ``unresolved`` (inside a CI wider than the tolerance,
+  however near our mean: more replications are needed to tell; how many is estimated from
+  the half-width, which shrinks as 1/sqrt(n)), ``within tolerance`` (outside the CI: the
+  difference is statistically resolved, but our mean is within the relative tolerance of it:
+  default 15%, ``tolerance`` per value or ``[reference] tolerance`` per spec; marked with
+  whether the whole CI lies within the tolerance), or ``outside`` (neither). A value marked
+  ``calibrated`` in the reference (a default was fitted to it) is shown "calibrated on", and
+  each spec and paper gets its verdict without such values too (``verdict_independent``);
 * a published **claim** ``holds``, ``fails`` or is a ``tie`` (not resolved at this n). It is
   judged on paired differences between cells: replication r of every cell shares its random
   numbers (common random numbers) unless the claim's dimension is ``independent``, so the
@@ -158,16 +161,16 @@ def value_verdict(published: float, mean: float, half: float, n: float, toleranc
     if not math.isfinite(mean):
         return "no result", None
     half = half if math.isfinite(half) else math.inf
-    close = abs(mean - published) <= tolerance * abs(published)
+    band = tolerance * abs(published)
+    close = abs(mean - published) <= band
     inside = abs(mean - published) <= half
-    if inside and close:
+    if inside and half <= band:  # a CI narrower than the tolerance, holding the published value
         return "inside CI", None
-    if close:
-        return "within tolerance", None
-    if inside:  # the CI is wider than the tolerance: it cannot tell yet
-        band = tolerance * abs(published)
+    if inside:  # the CI is wider than the tolerance: it cannot tell yet, however near our mean is
         need = math.ceil(n * (half / band) ** 2) if band > 0 and math.isfinite(half) and n >= 2 else None
         return "unresolved", need
+    if close:  # the difference is resolved (the CI excludes the value) and smaller than the tolerance
+        return "within tolerance", None
     return "outside", None
 
 
@@ -177,6 +180,16 @@ def exact_verdict(published: float, value: float, tolerance: float) -> str:
     if not math.isfinite(value):
         return "no result"
     return "within tolerance" if abs(value - published) <= tolerance * abs(published) else "outside"
+
+
+def value_marks(published: float, mean: float, half: float, tolerance: float) -> dict[str, bool | None]:
+    """What a verdict rests on: ``difference_resolved`` (our CI excludes the published value)
+    and ``ci_within_tolerance`` (the whole CI lies within the tolerance of it: at this level,
+    the true mean is within tolerance). None where there is no result."""
+    if not (math.isfinite(mean) and math.isfinite(half)):
+        return {"difference_resolved": None, "ci_within_tolerance": None}
+    gap = abs(mean - published)
+    return {"difference_resolved": gap > half, "ci_within_tolerance": gap + half <= tolerance * abs(published)}
 
 
 def judge_values(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str, Any]]:
@@ -199,7 +212,8 @@ def judge_values(ref: Reference, ds: Any, level: float = 0.95) -> list[dict[str,
         rows.append({"metric": v.metric, "where": _show_where(v.where), "source": v.source,
                      "published": v.value, "ours": mean, "half_width": half, "n": n, "deterministic": exact,
                      "relative": (mean - v.value) / abs(v.value) if v.value and math.isfinite(mean) else None,
-                     "tolerance": tol, "verdict": verdict, "needed": need})
+                     "tolerance": tol, "verdict": verdict, "needed": need,
+                     **value_marks(v.value, mean, half, tol), "calibrated": v.calibrated})
     return rows
 
 
@@ -364,11 +378,37 @@ def scorecard(ds: Any, level: float = 0.95, label: str = "") -> dict[str, Any] |
     values = judge_values(ref, ds, level)
     claims = judge_claims(ref, ds, level)
     name = ds.attrs.get("name", label)
-    return {"spec": name, "paper": paper_of(ref.reproduces, name), "reproduces": ref.reproduces,
+    card = {"spec": name, "paper": paper_of(ref.reproduces, name), "reproduces": ref.reproduces,
             "store": label, "replications": ds.attrs.get("replications"), "seed": ds.attrs.get("seed"),
             "level": level, "dropped": list(ds.attrs.get("reference_dropped", [])),
             "values": values, "claims": claims,
             "verdict": overall([v["verdict"] for v in values], [c["verdict"] for c in claims])}
+    card.update(without_calibration(values, claims))
+    return card
+
+
+def without_calibration(values: list[dict[str, Any]], claims: list[dict[str, Any]]) -> dict[str, Any]:
+    """The verdict on the values no default was calibrated on (and every claim): a value fitted
+    to is not an independent check. ``calibrated``: how many values were left out."""
+    independent = [v["verdict"] for v in values if not v.get("calibrated")]
+    return {"calibrated": len(values) - len(independent),
+            "verdict_independent": overall(independent, [c["verdict"] for c in claims])}
+
+
+#: The rule of :func:`overall`, printed under each paper's verdict.
+VERDICT_RULE = ("reproduced: every value inside CI or within tolerance and every claim holds; unresolved: none "
+                "outside or failing, some unresolved, tied or without result; partly reproduced: some outside or "
+                "failing, some agreeing; not reproduced: every judged item outside or failing")
+
+
+def rule_text(values: list[str], claims: list[str]) -> str:
+    """Why ``overall(values, claims)`` is what it is: the counts the rule was applied to."""
+    items = list(values) + list(claims)
+    good = sum(v in ("inside CI", "within tolerance", "holds") for v in items)
+    bad = [v for v in items if v in ("outside", "fails")]
+    open_ = len(items) - good - len(bad)
+    return (f"{good} of {len(items)} agree, {len(bad)} outside or failing, {open_} unresolved, tied or "
+            f"without result")
 
 
 def shipped_with_reference() -> list[Path]:
@@ -455,12 +495,17 @@ def papers(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per paper: its specs and counts, and the overall verdict."""
     out: dict[str, dict[str, Any]] = {}
     for card in cards:
-        p = out.setdefault(card["paper"], {"paper": card["paper"], "specs": [], "values": [], "claims": []})
+        p = out.setdefault(card["paper"], {"paper": card["paper"], "specs": [], "values": [], "claims": [],
+                                           "independent": []})
         p["specs"].append(card["spec"])
         p["values"] += [v["verdict"] for v in card["values"]]
+        p["independent"] += [v["verdict"] for v in card["values"] if not v.get("calibrated")]
         p["claims"] += [c["verdict"] for c in card["claims"]]
     return [{"paper": p["paper"], "specs": p["specs"], "counts": _counts(p["values"], p["claims"]),
-             "verdict": overall(p["values"], p["claims"])} for p in out.values()]
+             "verdict": overall(p["values"], p["claims"]), "rule": rule_text(p["values"], p["claims"]),
+             "calibrated": len(p["values"]) - len(p["independent"]),
+             "verdict_independent": overall(p["independent"], p["claims"]),
+             "rule_independent": rule_text(p["independent"], p["claims"])} for p in out.values()]
 
 
 def _counts(values: list[str], claims: list[str]) -> dict[str, int]:
@@ -573,6 +618,7 @@ def block_text(card: dict[str, Any]) -> str:
     out = [f"== {card['spec']} [{card['paper']}]: {card['verdict']}  "
            f"({card['replications']} replications, seed {card['seed']})",
            f"   Reproduces: {card['reproduces']}"]
+    out += _calibration_lines(card)
     if card["dropped"]:
         out.append(f"   dropped by overrides: {'; '.join(card['dropped'])}")
     if card["values"]:
@@ -581,7 +627,8 @@ def block_text(card: dict[str, Any]) -> str:
         for v in card["values"]:
             out.append(f"     {v['verdict']:<16} {v['metric']:<16} {v['where']:<28} published {v['published']:<9.6g} "
                        f"ours {ours_text(v)}  {_rel(v['relative'])} "
-                       f"(±{v['tolerance']:.0%}){_need(v['needed'])}" + (f"  [{v['source']}]" if v["source"] else ""))
+                       f"(±{v['tolerance']:.0%}){_need(v['needed'])}{_value_note(v)}"
+                       + (f"  [{v['source']}]" if v["source"] else ""))
     if card["claims"]:
         pairing = "paired" if all(c["paired"] for c in card["claims"]) else "paired or (independent dims) Welch"
         out.append(f"   published claims ({level} CI of {pairing} differences across replications)")
@@ -592,6 +639,40 @@ def block_text(card: dict[str, Any]) -> str:
                 shown = s["contrasts"][:6] + ([f"... {len(s['contrasts']) - 6} more"] if len(s["contrasts"]) > 6 else [])
                 out.append(f"       {head}{'; '.join(shown)}")
     return "\n".join(out)
+
+
+def _value_note(v: dict[str, Any]) -> str:
+    """What a value's verdict rests on, and whether a default was fitted to it."""
+    note = ""
+    if v.get("deterministic"):  # one exact value: no interval to resolve anything with
+        pass
+    elif v["verdict"] == "within tolerance":
+        note = (" (difference resolved; CI within tolerance)" if v.get("ci_within_tolerance")
+                else " (difference resolved; CI reaches past the tolerance)")
+    return note + ("  calibrated on" if v.get("calibrated") else "")
+
+
+def _calibration_lines(card: dict[str, Any]) -> list[str]:
+    """Which defaults were calibrated on this spec's values, and its verdict without them."""
+    texts = sorted({v["calibrated"] for v in card["values"] if v.get("calibrated")})
+    if not texts:
+        return []
+    k = card["calibrated"]
+    return ([f"   calibrated on: {t}" for t in texts]
+            + [f"   without the {k} value(s) marked 'calibrated on' (not independent checks): "
+               f"{card['verdict_independent']}"])
+
+
+def paper_lines(result: dict[str, Any]) -> list[str]:
+    """Under each paper's verdict: the rule and the counts it was applied to, and the verdict
+    without the values a default was calibrated on."""
+    out = [f"Verdict rule: {VERDICT_RULE}"]
+    for p in result["papers"]:
+        out.append(f"  {p['paper']}: {p['verdict']} ({p['rule']})")
+        if p.get("calibrated"):
+            out.append(f"  {p['paper']} without the {p['calibrated']} value(s) the defaults were calibrated on: "
+                       f"{p['verdict_independent']} ({p['rule_independent']})")
+    return out
 
 
 SUMMARY_COLUMNS = ("spec", "paper", "n", "inside CI", "within tol.", "unresolved", "outside",
@@ -620,7 +701,8 @@ def render(result: dict[str, Any], fmt: str = "text") -> str:
                 p["verdict"]] for p in result["papers"]]
     if fmt == "markdown":
         out = ["## Reproduction scorecard", "",
-               _md(SUMMARY_COLUMNS, rows), "", _md(("paper", "specs", "counts", "verdict"), papers_)]
+               _md(SUMMARY_COLUMNS, rows), "", _md(("paper", "specs", "counts", "verdict"), papers_), ""]
+        out += [f"- {line.strip()}" for line in paper_lines(result)]
         for card in result["specs"]:
             out += ["", f"### {card['spec']}", "", "```text", block_text(card), "```"]
         if result["skipped"]:
@@ -631,6 +713,7 @@ def render(result: dict[str, Any], fmt: str = "text") -> str:
     out.append(_aligned(SUMMARY_COLUMNS, rows))
     out.append("")
     out.append(_aligned(("paper", "specs", "counts", "verdict"), papers_))
+    out += paper_lines(result)
     if result["skipped"]:
         out += ["", "Not in the quick set:"] + [f"  {k}: {v}" for k, v in result["skipped"].items()]
     return "\n".join(out)
