@@ -273,7 +273,8 @@ VALUE_COLUMNS = ("mean", "half_width", "ci_low", "ci_high", "sd", "n", "relative
 STAT_NAMES = tuple(getattr(stats, "PAIRED_STATS", stats.STATS))
 
 
-def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant: bool = False) -> str:
+def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant: bool = False,
+                baseline: tuple[str, str] | None = None) -> str:
     """One metric's rows of :func:`tables.long_frame` as an HTML table.
 
     The ``mean ± CI`` column is the text ``schedsweep table`` prints for the same cell;
@@ -291,6 +292,8 @@ def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant:
         excludes_zero = np.isfinite(rec["ci_low"]) and (rec["ci_low"] > 0 or rec["ci_high"] < 0)
         sig = " sig" if mark_significant and excludes_zero else ""
         text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan), deterministic=det)
+        if baseline and baseline[0] in rec and tables._same_value(rec[baseline[0]], baseline[1]):
+            text = "(baseline)"  # its difference with itself: no "0 ± 0" interval
         cells.append(f"<td class='pm{sig}'>{_e(text)}</td>")
         for c in values:
             v = float(rec[c])
@@ -361,7 +364,8 @@ def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[
            f"{_e(paired)}</code>." + _deterministic_note(result) + "</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
-        table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True)
+        table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True,
+                            baseline=tuple(str(result.attrs["paired"]).split("=", 1)))
         out.append(_metric_heading(ds, metric) + table)
     return "\n".join(out)
 

@@ -58,3 +58,15 @@ def test_units_are_shown_and_counts_are_integers():
     assert {r["unit"] for r in csv.DictReader(io.StringIO(ratio))} == {"ratio"}
     paired = tables.render(tables.compute(ds, ["w"], paired="policy=a"), "text")
     assert "w [s]" in paired
+
+
+def test_a_paired_table_names_the_baseline_instead_of_a_zero_interval():
+    ds = _ds()
+    text = tables.render(tables.compute(ds, ["w"], paired="policy=a"), "text")
+    row_a = next(line for line in text.splitlines() if line.split()[:1] == ["a"])
+    row_b = next(line for line in text.splitlines() if line.split()[:1] == ["b"])
+    assert "(baseline)" in row_a and "± 0 " not in text and "0 ± 0" not in text
+    diff = float(stats.paired(ds, "policy", "a")["w"].sel(policy="b", stat="mean"))
+    assert f"{diff:.4g}" in row_b
+    md = tables.render(tables.compute(ds, ["w"], paired="policy=a"), "markdown")
+    assert "| a | (baseline) |" in md

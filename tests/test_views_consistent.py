@@ -122,7 +122,7 @@ def test_a_merged_store_drops_and_judges_the_same_references_in_show_table_and_v
     assert cli.main(["show", str(both)]) == 0
     shown = capsys.readouterr().out
     assert f"dropped:     1 published reference point(s) the overrides removed: {dropped[0]}" in shown
-    assert "merged part: " + str(a) + ": --set sweep.arrival_rate=[0.1, 0.3]" in shown
+    assert "merged part: " + a.name + ": --set sweep.arrival_rate=[0.1, 0.3]" in shown  # by folder name, no machine path
     assert "overrides:" not in shown  # none is shared by both parts
     assert cli.main(["table", str(both), "--wide"]) == 0
     table = capsys.readouterr().out
