@@ -1,6 +1,6 @@
 """``benchmarks.sleeper``: a replication that sleeps a fixed time and uses no CPU, so that
 many workers on a small machine measure what the pipeline, the client and the scheduler cost
-per task (``benchmarks/bench_sizing.py``)."""
+per task (``benchmarks/bench_workers.py``)."""
 from __future__ import annotations
 
 import time

@@ -8,7 +8,7 @@ child Python), so the client's CPU (this process: the client, the result path, t
 writes) and the scheduler's are read apart, from /proc. A sleeping replication uses no CPU,
 so 64 workers fit on a 2-core machine; what they measure is the per-task cost around the work.
 
-    python -m benchmarks.bench_sizing [--workers 64] [--replications 10000] [--seconds 0.1]
+    python -m benchmarks.bench_workers [--workers 64] [--replications 10000] [--seconds 0.1]
 
 Busy fraction = replication seconds slept / (workers x wall time of the run, pilot and
 store creation included). The extrapolation: T = task_seconds(work, W, 2, c) with c the
