@@ -1,5 +1,5 @@
-"""Every command block of README.md (```bash and ```console) is executed here, so an example
-cannot drift from the code.
+"""Every command block of README.md and of the pages in docs/ (```bash and ```console) is
+executed here, so an example cannot drift from the code.
 
 Each block runs in a fresh folder, its `schedsweep` commands in order through the CLI's
 `main` (this checkout's code), each of which must exit 0. A command that is not run as
@@ -28,10 +28,13 @@ from schedsweep.pipeline import cli
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+#: The pages whose command blocks run: the README and every page of the documentation site.
+PAGES = [README] + sorted((REPO / "docs").rglob("*.md"))
 
 SMALL_MM1 = "--set replications=10 --set params.customers=2000 --set params.warmup=200 --workers 0"
 
 TOUR = "schedsweep workloads"  # blocks are named by their first command
+SHORT_TOUR = "schedsweep run jobs/mm1.toml --dry-run"  # the README's
 GROW = "schedsweep run jobs/mm1.toml --set replications=2000"
 SMALL_GROW = "--set params.customers=2000 --set params.warmup=200"
 VERIFY = "schedsweep verify jobs/mm1.toml jobs/slot-selection.toml --replications 20"
@@ -43,6 +46,9 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
         "the full spec is 6,000 replications of 50,000 customers (about a CPU-minute); 20 per cell "
         "keep every later command of the tour meaningful. --workers 0 (here: no worker processes to "
         "start) in every override: a store is the same bit for bit for any number of workers"),
+    (SHORT_TOUR, "schedsweep run jobs/mm1.toml"): (
+        "schedsweep run jobs/mm1.toml --set replications=20 --workers 0",
+        "as in the full tour (docs/getting-started.md): 20 replications per cell for the commands after it"),
     (TOUR, "schedsweep table results/X.zarr --ratio policy=gcmu"): (
         "schedsweep table results/G.zarr --ratio policy=gcmu",
         "X is a placeholder; G is a small desktop-grid store (policy is a desktop_grid dimension)"),
@@ -127,10 +133,17 @@ def _normal(command: str) -> str:
     return " ".join(command.split())
 
 
-def readme_blocks() -> list[tuple[int, list[str]]]:
-    """(line, commands) of every ```bash / ```console block: continuation lines joined,
-    comments and prompts removed."""
-    text = README.read_text()
+def readme_blocks() -> list[tuple[str, list[str]]]:
+    """(page:line, commands) of every ```bash / ```console block of the README and docs/:
+    continuation lines joined, comments and prompts removed."""
+    blocks = []
+    for page in PAGES:
+        blocks += _blocks(page)
+    return blocks
+
+
+def _blocks(page: Path) -> list[tuple[str, list[str]]]:
+    text = page.read_text()
     blocks = []
     for m in re.finditer(r"^```(bash|console|sh|shell)\n(.*?)^```", text, re.S | re.M):
         line = text[:m.start()].count("\n") + 1
@@ -141,7 +154,7 @@ def readme_blocks() -> list[tuple[int, list[str]]]:
             if not raw or raw.startswith("#"):
                 continue
             commands.append(_normal(re.sub(r"\s#.*$", "", raw)))  # a comment follows a space
-        blocks.append((line, commands))
+        blocks.append((f"{page.relative_to(REPO)}:{line}", commands))
     return blocks
 
 
@@ -166,15 +179,15 @@ def test_tables_match_the_readme():
     firsts = {block[0] for _, block in BLOCKS}
     stale = [c for c in [c for _, c in OVERRIDES] + list(EXCEPTIONS) if _normal(c) not in commands]
     stale += [b for b in [b for b, _ in OVERRIDES] + list(SETUP) if b not in firsts]
-    assert not stale, f"listed but no longer in README.md: {stale}"
+    assert not stale, f"listed but no longer in README.md or docs/: {stale}"
     unknown = [c for c in commands if not c.startswith("schedsweep ") and c not in EXCEPTIONS]
-    assert not unknown, f"README commands that this test cannot run and does not list: {unknown}"
+    assert not unknown, f"README/docs commands that this test cannot run and does not list: {unknown}"
 
 
 RUNNABLE = [(line, block) for line, block in BLOCKS if any(c not in EXCEPTIONS for c in block)]
 
 
-@pytest.mark.parametrize("line,commands", RUNNABLE, ids=[f"README.md:{line}" for line, _ in RUNNABLE])
+@pytest.mark.parametrize("line,commands", RUNNABLE, ids=[where for where, _ in RUNNABLE])
 def test_readme_block_runs(line, commands, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # specs are found as shipped; stores go to ./results
     for command in SETUP.get(commands[0], []):
