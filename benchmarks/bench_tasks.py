@@ -27,7 +27,7 @@ per-task cost of everything around the work:
   gather per group of finished tasks, alternating three times;
 - ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
 
-    python -m benchmarks.bench_tasks [--tasks 800] [--sweep-tasks 4000] [--repeat 3] [--workers 2] [--fetch] [--wide]
+    python -m benchmarks.bench_tasks [--tasks 800] [--sweep-tasks 4000] [--repeat 3] [--workers 2] [--fetch] [--wide] [--record]
     python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
 """
 from __future__ import annotations
@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import results
 from schedsweep import pipeline
 
 SPEC = """
@@ -309,7 +310,9 @@ def main() -> None:
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
     parser.add_argument("--fetch", action="store_true", help="also time fetching results one by one against a gather per group")
     parser.add_argument("--wide", action="store_true", help="also time the store write of a batch of cluster's every metric")
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_tasks.json (docs include it)")
     args = parser.parse_args()
+    load_before = results.load()
     rows, extra = [], []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -380,6 +383,9 @@ def main() -> None:
         print(f"| {name} | {sec * 1e3:.2f} |")
     for line in extra:
         print(line)
+    if args.record:
+        print(results.record("bench_tasks", [(name.strip(), round(sec * 1e3, 4), "ms") for name, sec in rows],
+                             load_before, note=" ".join(f"{line}." for line in extra)))
 
 
 if __name__ == "__main__":
