@@ -147,3 +147,17 @@ def test_a_results_file_is_recorded_rendered_and_included(tmp_path, monkeypatch)
     assert results.main([str(page)]) == 0 and results.main([str(page), "--check"]) == 0
     assert results.regions(page.read_text()) == [("demo", text)]
     assert page.read_text().startswith("intro\n") and page.read_text().endswith("<!-- /results -->\nend\n")
+
+
+def test_computed_figures_equal_the_code():
+    """bench_sizing's figures are a function of the code (pipeline.sizing): the recorded file
+    holds what the code computes now, so a change of the store's layout refreshes the docs."""
+    import json
+
+    from benchmarks import bench_sizing, results
+
+    data = json.loads((results.RESULTS / "bench_sizing.json").read_text())
+    recorded = [(f["label"], f["value"], f["unit"]) for f in data["figures"]]
+    assert recorded == bench_sizing.figures(), \
+        "benchmarks/results/bench_sizing.json is stale: python -m benchmarks.bench_sizing --record, " \
+        "then python -m benchmarks.results docs/running-on-slurm.md"
