@@ -20,7 +20,7 @@ _BARE = r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?"
 _NUM = rf"(?<![\w.])~?{_BARE}"
 _RANGE = rf"{_NUM}(?:\s*(?:-|–|to)\s*{_BARE})?"
 _RATE = r"(?:jobs|tasks|replications|events|generations)(?:/s| per (?:core-|CPU-)?second)"
-_UNIT = (r"(?:CPU-|core-)?(?:µs|us|ms|s|sec|seconds?|min|minutes?|h|hours?)"
+_UNIT = (r"(?:CPU-|core-)?(?:ns|µs|us|ms|s|sec|seconds?|min|minutes?|h|hours?)"
          rf"|CPU-(?:seconds?|minutes?|hours?|s|ms)|(?:[kM]\s*)?{_RATE}")
 #: A number with a time, speed or cost unit ("0.3 ms", "1.5–1.7 ms", "~11 h", "20 CPU-minutes",
 #: "500 tasks/s", "4.2M jobs/s", "5M events per core-second"), a count of thousands or millions
@@ -34,7 +34,7 @@ COST_WORDS = re.compile(r"\bCPU-(?:s|ms|seconds?|minutes?|hours?)\b|\bcore-hours
 def test_figure_pattern():
     for text in ("0.3 ms", "1.5–1.7 ms per task", "~11 h", "20 CPU-minutes", "500 tasks/s", "3x less",
                  "1.4× faster", "60-160 s", "2 CPU-hours", "0.27 CPU-s", "10 µs", "45 seconds",
-                 "4.2M jobs/s", "5M events per core-second", "702k jobs/s", "12 events/s"):
+                 "4.2M jobs/s", "5M events per core-second", "702k jobs/s", "12 events/s", "30-80 ns"):
         assert FIGURE.search(text), text
     for text in ("2-D torus 8 x 8", "20,000 time units", "1e-4 (time_scale)", "jobs/mm1.toml",
                  "p10s", "Figs. 5-8", "System H", "24 nodes", "0.05/4", "a 3-ary tree", "x 5000"):
