@@ -18,13 +18,16 @@ with `schedsweep` fails that test, and so does a table entry that no longer matc
 """
 from __future__ import annotations
 
+import gzip
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import parse
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -244,3 +247,38 @@ def test_python_block_runs(where, code, tmp_path, monkeypatch):
     """Each Python example runs (in a fresh folder, shipped specs found by name)."""
     monkeypatch.chdir(tmp_path)
     exec(compile(code, where, "exec"), {"__name__": "docs_example"})
+
+
+#: A record of the Standard Workload Format (18 fields): job 1, submitted at 0, waited 0, ran 10 s
+#: on 2 processors, asked for 2 processors and 20 s.
+SWF_RECORD = "1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+def toml_blocks() -> list[tuple[str, str]]:
+    """(page:line, text) of every ```toml block of the README and docs/ (indented ones too)."""
+    blocks = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in re.finditer(r"^([ \t]*)```toml\n(.*?)^\1```", text, re.S | re.M):
+            body = "\n".join(line[len(m.group(1)):] for line in m.group(2).splitlines())
+            blocks.append((f"{page.relative_to(REPO)}:{text[:m.start()].count(chr(10)) + 1}", body))
+    return blocks
+
+
+TOML_BLOCKS = toml_blocks()
+
+
+@pytest.mark.parametrize("where,text", TOML_BLOCKS, ids=[w for w, _ in TOML_BLOCKS])
+def test_toml_block_is_valid(where, text, tmp_path):
+    """Every TOML example is TOML; one that names a workload is a spec the pipeline accepts as
+    written (checked like a spec file in a folder beside `jobs/`; a trace it names is made there)."""
+    doc = tomllib.loads(text)
+    if "workload" not in doc:
+        return
+    trace = doc.get("params", {}).get("trace")
+    if trace:
+        (tmp_path / trace).parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(tmp_path / trace, "wt") as f:
+            f.write("; MaxProcs: 4\n" + SWF_RECORD)
+    base = REPO / "jobs" if "plugins_example" in text else tmp_path
+    parse(text, where, base_dir=base)
