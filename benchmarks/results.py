@@ -85,8 +85,8 @@ def record(name: str, figures: Iterable[tuple[str, float, str]], load_before: fl
 
 def value_text(value: float, unit: str) -> str:
     """Three significant figures, in the unit the benchmark gave ("0.318 ms", "94.4 %")."""
-    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 100:
-        text = f"{int(value):,}"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 100 or abs(value) >= 1000:
+        text = f"{value:,.0f}"  # never 1.34e+03: whole units, thousands separated
     else:
         text = f"{value:.3g}"
     return f"{text} {unit}".strip()

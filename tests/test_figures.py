@@ -148,6 +148,7 @@ def test_a_results_file_is_recorded_rendered_and_included(tmp_path, monkeypatch)
                    argv=["benchmarks/bench_demo.py", "--n", "3"])
     text = results.render("demo")
     assert "| per task | 0.318 ms |" in text and "| tasks | 4,000 |" in text
+    assert results.value_text(1335.79, "ms") == "1,336 ms" and results.value_text(94.44, "%") == "94.4 %"
     assert "`python -m benchmarks.bench_demo --n 3`" in text and "load 1.5 before" in text
     page = tmp_path / "page.md"
     page.write_text("intro\n<!-- results: demo -->\n| per task | 0.1 ms |\n<!-- /results -->\nend\n")
