@@ -32,15 +32,11 @@ source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-# Imported lazily or only under a spec's workload: autodoc must not need a compiled kernel.
-autodoc_mock_imports: list[str] = []
 # Docstrings name types in prose (`np.ndarray`, `xr.Dataset`); they are not link targets here.
 nitpicky = False
-suppress_warnings = ["myst.header"]
 
 html_theme = "alabaster"
 html_title = f"schedsweep {release}"
