@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from schedsweep import pipeline
-from benchmarks import spin
+from benchmarks import results, spin
 
 SPEC = """
 name = "spin"
@@ -68,7 +68,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="CPU seconds of work per configuration")
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_pipeline.json")
     args = parser.parse_args()
+    load_before = results.load()
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -97,6 +99,15 @@ def main() -> None:
     for r in rows:
         print("| {} | {} | {:.3f} | {:.2f} | {:.2f} | {:.4f} | {:.1f} | {:.4f} | {:.1f} | {:.4f} | {:.1f} | {:.1f} |"
               .format(*r))
+    if args.record:
+        figures = []
+        for r in rows:
+            figures += [(f"pipeline overhead, {r[0]} ms replications, 1 worker", round(r[8], 2), "%"),
+                        (f"pipeline overhead, {r[0]} ms replications, 2 workers", round(r[10], 2), "%"),
+                        (f"parallel efficiency, {r[0]} ms replications, 2 workers", round(r[11], 2), "%")]
+        print(results.record("bench_pipeline", figures, load_before,
+                             note="Overhead = (wall x workers - time inside run_batch) / replications, as a "
+                                  "share of a replication; efficiency = wall of 1 worker / (2 x wall of 2)."))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ microseconds. Growth with the number of slots m is shown by the sweeps over
 nodes and interval: ``us/slot`` = median time / mean m, and a least-squares line
 ``time = a + b * m`` over the points of a sweep.
 
-    python benchmarks/bench_slot_selection.py                    # 100 nodes x 600
+    python -m benchmarks.bench_slot_selection [--record]         # 100 nodes x 600
     python benchmarks/bench_slot_selection.py --sweep nodes      # 50 ... 400 nodes
     python benchmarks/bench_slot_selection.py --sweep interval   # 600 ... 3600
     python benchmarks/bench_slot_selection.py --calibration      # slots per node
@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from benchmarks import results
 from schedsweep.workloads import slot_selection as ss
 from schedsweep.workloads._contract import defaults, substreams
 
@@ -47,7 +48,9 @@ def measure(params: dict, algorithms: list[str], reps: int, seed: int,
     return times, float(slots.mean())
 
 
-def table_at(params: dict, algorithms: list[str], reps: int, seed: int, repeat: int) -> None:
+def table_at(params: dict, algorithms: list[str], reps: int, seed: int, repeat: int,
+             record: bool = False) -> None:
+    load_before = results.load()
     times, m = measure(params, algorithms, reps, seed, repeat)
     print(f"{params['nodes']} nodes x interval {params['interval']:g}: mean m = {m:.0f} slots, "
           f"{reps} environments\n")
@@ -58,6 +61,11 @@ def table_at(params: dict, algorithms: list[str], reps: int, seed: int, repeat: 
         target = TARGETS_US.get(a)
         print(f"| {a} | {np.median(t):.1f} | {np.percentile(t, 90):.1f} | "
               f"{'' if target is None else f'{target:g}'} |")
+    if record:
+        where = f"{params['nodes']} nodes x {params['interval']:g}, median of {reps} environments"
+        figures = [(f"`{a}` search ({where})", round(float(np.median(times[a])), 2), "µs") for a in algorithms]
+        print(results.record("bench_slot_selection", figures, load_before,
+                             note=f"Mean {m:.0f} slots per environment; each search the fewest of {repeat} runs."))
 
 
 def sweep(params: dict, dim: str, values: list, algorithms: list[str], reps: int, seed: int,
@@ -108,6 +116,8 @@ def main() -> None:
     ap.add_argument("--algorithms", nargs="+", default=list(ss.ALGORITHMS), choices=ss.ALGORITHMS)
     ap.add_argument("--sweep", choices=("nodes", "interval"), help="sweep nodes or interval")
     ap.add_argument("--calibration", action="store_true", help="slots per node at interval 600 ... 3600")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_slot_selection.json "
+                    "(the 100 nodes x 600 table only)")
     args = ap.parse_args()
     if args.calibration:
         calibration(args.reps, args.seed)
@@ -119,7 +129,7 @@ def main() -> None:
     elif args.sweep == "interval":
         sweep(params, "interval", [600, 1200, 1800, 2400, 3000, 3600], args.algorithms, args.reps, args.seed, args.repeat)
     else:
-        table_at(params, args.algorithms, args.reps, args.seed, args.repeat)
+        table_at(params, args.algorithms, args.reps, args.seed, args.repeat, args.record)
     print(f"\n(wall {time.perf_counter() - started:.0f} s)")
 
 

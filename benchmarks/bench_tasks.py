@@ -27,8 +27,9 @@ per-task cost of everything around the work:
   gather per group of finished tasks, alternating three times;
 - ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
 
-    python -m benchmarks.bench_tasks [--tasks 800] [--sweep-tasks 4000] [--repeat 3] [--workers 2] [--fetch] [--wide]
+    python -m benchmarks.bench_tasks [--tasks 800] [--sweep-tasks 4000] [--repeat 3] [--workers 2] [--fetch] [--wide] [--record]
     python -m benchmarks.bench_tasks --slurm slurm/local.yaml   # the local Slurm of slurm/start.sh
+    python -m benchmarks.bench_tasks --local-only --record      # --cluster local only (no Dask)
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import results
 from schedsweep import pipeline
 
 SPEC = """
@@ -309,7 +311,11 @@ def main() -> None:
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
     parser.add_argument("--fetch", action="store_true", help="also time fetching results one by one against a gather per group")
     parser.add_argument("--wide", action="store_true", help="also time the store write of a batch of cluster's every metric")
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_tasks.json (docs include it)")
+    parser.add_argument("--local-only", action="store_true", help="only --cluster local (no Dask): child call, store "
+                        "write and the end-to-end slope")
     args = parser.parse_args()
+    load_before = results.load()
     rows, extra = [], []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -336,7 +342,7 @@ def main() -> None:
                         rows.append(("  results fetched by a gather per group", fetch_per_group(client, args.tasks)))
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the worker's numba cache warm
-        else:
+        elif not args.local_only:
             label = f"Dask LocalCluster of {args.workers}"
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1",
                                    dashboard_address=None, silence_logs=logging.ERROR)
@@ -352,6 +358,9 @@ def main() -> None:
                          f"submit one, {kb:.1f} KB per pending task (client and scheduler)"]
             (tmp / "warm").mkdir()
             end_to_end(tmp / "warm", 20, **where)  # the children and the kernel warm
+        else:
+            (tmp / "warm").mkdir()
+            end_to_end(tmp / "warm", 20, workers=args.workers)  # the children and the kernel warm
         rows.append(("child call", child_call(min(args.tasks, 200))))
         rows.append(("store write, one batch per group", store_write(tmp, args.tasks)))
         if args.wide:
@@ -361,13 +370,15 @@ def main() -> None:
         global COSTS
         COSTS = _Costs()
         n, rep = args.sweep_tasks, args.repeat
-        per_task, fixed, costs, each = slope(tmp / "e", n, rep, **where)
-        rows += [(f"end to end, per task ({label})", per_task), *cost_rows(costs),
-                 (f"fixed per sweep ({label})", fixed)]
-        extra.append(f"{label}: slopes {', '.join(f'{x * 1e3:.2f}' for x in each)} ms per task; "
-                     f"{TASKS_PER_GROUP:.1f} tasks per write group in the sweeps of {n}")
+        if not args.local_only:
+            per_task, fixed, costs, each = slope(tmp / "e", n, rep, **where)
+            rows += [(f"end to end, per task ({label})", per_task), *cost_rows(costs),
+                     (f"fixed per sweep ({label})", fixed)]
+            extra.append(f"{label}: slopes {', '.join(f'{x * 1e3:.2f}' for x in each)} ms per task; "
+                         f"{TASKS_PER_GROUP:.1f} tasks per write group in the sweeps of {n}")
         if not args.slurm:
-            cluster.close()
+            if not args.local_only:
+                cluster.close()
             per_task, fixed, costs, each = slope(tmp / "p", n, rep, workers=args.workers)
             rows += [(f"end to end, per task (--cluster local: {args.workers} processes, no Dask)", per_task),
                      *[r for r in cost_rows(costs) if "worker" not in r[0]], ("fixed per sweep (--cluster local)", fixed)]
@@ -380,6 +391,9 @@ def main() -> None:
         print(f"| {name} | {sec * 1e3:.2f} |")
     for line in extra:
         print(line)
+    if args.record:
+        print(results.record("bench_tasks", [(name.strip(), round(sec * 1e3, 4), "ms") for name, sec in rows],
+                             load_before, note=" ".join(f"{line}." for line in extra)))
 
 
 if __name__ == "__main__":

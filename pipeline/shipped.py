@@ -2,7 +2,7 @@
 
 In the source tree they are the folders ``jobs/`` and ``slurm/`` beside ``pipeline/``; an
 installed wheel keeps the same layout under ``schedsweep/`` (pyproject.toml ships them as
-package data). The lookup rule, documented in the README: a spec path or profile name that
+package data). The lookup rule, documented in docs/getting-started.md: a spec path or profile name that
 does not exist as given is looked up by its file name among the shipped ones.
 """
 from __future__ import annotations

@@ -148,7 +148,7 @@ def disk_warning(path: Path, nbytes: int, files: int) -> str | None:
         return (f"{path}: the store may need up to {gb(nbytes)} (uncompressed) and {parent} has {gb(free)} free; "
                 "a run that fills the disk stops with a message and resumes once there is room")
     if files > MANY_FILES:
-        return f"{path}: the store will hold about {files:,} files; a parallel file system may suffer (README \"Sizing\")"
+        return f"{path}: the store will hold about {files:,} files; a parallel file system may suffer (docs/running-on-slurm.md, \"Sizing\")"
     return None
 
 

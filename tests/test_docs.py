@@ -7,9 +7,12 @@ of contents holds every page; each model page names every parameter and metric o
 and no tracked file refers to the team folder beside the checkout."""
 from __future__ import annotations
 
+import argparse
 import importlib
+import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -187,3 +190,25 @@ def test_outside_pattern():
     assert OUTSIDE.search('ROOT.parent / "sha' 'red"') and OUTSIDE.search('join(here, "..", "sha' 'red")')
     assert not OUTSIDE.search("shared alternatives") and not OUTSIDE.search("a shared 2-core machine")
     assert not OUTSIDE.search("shared_alternatives = true")
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    """`sphinx-build -W` of docs/ passes, its API reference documents every public name of
+    `schedsweep.pipeline` and its CLI reference every verb of the parser (the `docs` extra,
+    which the `test` extra includes, installs Sphinx and MyST)."""
+    if importlib.util.find_spec("sphinx") is None or importlib.util.find_spec("myst_parser") is None:
+        pytest.fail("Sphinx and myst-parser are missing: pip install -e '.[test]' (its docs extra) installs them")
+    from schedsweep import pipeline
+    from schedsweep.pipeline.cli import build_parser
+
+    out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                          str(REPO / "docs"), str(tmp_path / "html")], capture_output=True, text=True)
+    assert out.returncode == 0, f"sphinx-build -W failed:\n{out.stderr[-4000:]}"
+    api = (tmp_path / "html" / "api.html").read_text()
+    missing = [name for name in pipeline.__all__ if name != "__version__"
+               and f'id="schedsweep.pipeline.{name}"' not in api]
+    assert not missing, f"docs/api.md documents no {missing}"
+    cli_page = (tmp_path / "html" / "cli.html").read_text()
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [verb for verb in sub.choices if f'id="schedsweep-{verb}"' not in cli_page]
+    assert not missing, f"the CLI reference has no section for {missing}"

@@ -1,5 +1,5 @@
-"""Every command block of README.md (```bash and ```console) is executed here, so an example
-cannot drift from the code.
+"""Every command block of README.md and of the pages in docs/ (```bash and ```console) is
+executed here, so an example cannot drift from the code.
 
 Each block runs in a fresh folder, its `schedsweep` commands in order through the CLI's
 `main` (this checkout's code), each of which must exit 0. A command that is not run as
@@ -18,20 +18,26 @@ with `schedsweep` fails that test, and so does a table entry that no longer matc
 """
 from __future__ import annotations
 
+import gzip
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import parse
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+#: The pages whose command blocks run: the README and every page of the documentation site.
+PAGES = [README] + sorted((REPO / "docs").rglob("*.md"))
 
 SMALL_MM1 = "--set replications=10 --set params.customers=2000 --set params.warmup=200 --workers 0"
 
 TOUR = "schedsweep workloads"  # blocks are named by their first command
+SHORT_TOUR = "schedsweep run jobs/mm1.toml --dry-run"  # the README's
 GROW = "schedsweep run jobs/mm1.toml --set replications=2000"
 SMALL_GROW = "--set params.customers=2000 --set params.warmup=200"
 VERIFY = "schedsweep verify jobs/mm1.toml jobs/slot-selection.toml --replications 20"
@@ -43,6 +49,9 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
         "the full spec is 6,000 replications of 50,000 customers (about a CPU-minute); 20 per cell "
         "keep every later command of the tour meaningful. --workers 0 (here: no worker processes to "
         "start) in every override: a store is the same bit for bit for any number of workers"),
+    (SHORT_TOUR, "schedsweep run jobs/mm1.toml"): (
+        "schedsweep run jobs/mm1.toml --set replications=20 --workers 0",
+        "as in the full tour (docs/getting-started.md): 20 replications per cell for the commands after it"),
     (TOUR, "schedsweep table results/X.zarr --ratio policy=gcmu"): (
         "schedsweep table results/G.zarr --ratio policy=gcmu",
         "X is a placeholder; G is a small desktop-grid store (policy is a desktop_grid dimension)"),
@@ -127,10 +136,17 @@ def _normal(command: str) -> str:
     return " ".join(command.split())
 
 
-def readme_blocks() -> list[tuple[int, list[str]]]:
-    """(line, commands) of every ```bash / ```console block: continuation lines joined,
-    comments and prompts removed."""
-    text = README.read_text()
+def readme_blocks() -> list[tuple[str, list[str]]]:
+    """(page:line, commands) of every ```bash / ```console block of the README and docs/:
+    continuation lines joined, comments and prompts removed."""
+    blocks = []
+    for page in PAGES:
+        blocks += _blocks(page)
+    return blocks
+
+
+def _blocks(page: Path) -> list[tuple[str, list[str]]]:
+    text = page.read_text()
     blocks = []
     for m in re.finditer(r"^```(bash|console|sh|shell)\n(.*?)^```", text, re.S | re.M):
         line = text[:m.start()].count("\n") + 1
@@ -141,7 +157,7 @@ def readme_blocks() -> list[tuple[int, list[str]]]:
             if not raw or raw.startswith("#"):
                 continue
             commands.append(_normal(re.sub(r"\s#.*$", "", raw)))  # a comment follows a space
-        blocks.append((line, commands))
+        blocks.append((f"{page.relative_to(REPO)}:{line}", commands))
     return blocks
 
 
@@ -166,15 +182,15 @@ def test_tables_match_the_readme():
     firsts = {block[0] for _, block in BLOCKS}
     stale = [c for c in [c for _, c in OVERRIDES] + list(EXCEPTIONS) if _normal(c) not in commands]
     stale += [b for b in [b for b, _ in OVERRIDES] + list(SETUP) if b not in firsts]
-    assert not stale, f"listed but no longer in README.md: {stale}"
+    assert not stale, f"listed but no longer in README.md or docs/: {stale}"
     unknown = [c for c in commands if not c.startswith("schedsweep ") and c not in EXCEPTIONS]
-    assert not unknown, f"README commands that this test cannot run and does not list: {unknown}"
+    assert not unknown, f"README/docs commands that this test cannot run and does not list: {unknown}"
 
 
 RUNNABLE = [(line, block) for line, block in BLOCKS if any(c not in EXCEPTIONS for c in block)]
 
 
-@pytest.mark.parametrize("line,commands", RUNNABLE, ids=[f"README.md:{line}" for line, _ in RUNNABLE])
+@pytest.mark.parametrize("line,commands", RUNNABLE, ids=[where for where, _ in RUNNABLE])
 def test_readme_block_runs(line, commands, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # specs are found as shipped; stores go to ./results
     for command in SETUP.get(commands[0], []):
@@ -191,3 +207,78 @@ def test_the_override_example_is_run_exactly_as_written():
                "--set replications=50")
     assert any(example in block for _, block in BLOCKS)
     assert example not in EXCEPTIONS and all(c != example for _, c in OVERRIDES)
+
+
+#: (page, line of a ```python block) -> (line run instead, reason); every other line runs as written.
+PY_OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("docs/getting-started.md", 'path = pipeline.run("jobs/mm1.toml", workers=2)'): (
+        'path = pipeline.run("jobs/mm1.toml", workers=0, overrides=["replications=10", '
+        '"params.customers=2000", "params.warmup=200"])',
+        "the full spec is about a CPU-minute; in this process (a store is the same for any workers)"),
+}
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """(page:line, code) of every ```python block of the README and docs/ (indented ones too)."""
+    blocks = []
+    for page in PAGES:
+        text = page.read_text()
+        name = str(page.relative_to(REPO))
+        for m in re.finditer(r"^([ \t]*)```python\n(.*?)^\1```", text, re.S | re.M):
+            lines = [line[len(m.group(1)):] for line in m.group(2).splitlines()]
+            lines = [PY_OVERRIDES.get((name, line.split("  #")[0].rstrip()), (line, ""))[0] for line in lines]
+            blocks.append((f"{name}:{text[:m.start()].count(chr(10)) + 1}", "\n".join(lines)))
+    return blocks
+
+
+PY_BLOCKS = python_blocks()
+
+
+def test_python_overrides_match_the_pages():
+    code = {(where.split(":")[0], line.split("  #")[0].rstrip())
+            for where, _ in [(w, c) for w, c in PY_BLOCKS]
+            for line in (REPO / where.split(":")[0]).read_text().splitlines()}
+    stale = [key for key in PY_OVERRIDES if key not in code]
+    assert not stale, f"PY_OVERRIDES name lines no longer on their page: {stale}"
+
+
+@pytest.mark.parametrize("where,code", PY_BLOCKS, ids=[w for w, _ in PY_BLOCKS])
+def test_python_block_runs(where, code, tmp_path, monkeypatch):
+    """Each Python example runs (in a fresh folder, shipped specs found by name)."""
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, where, "exec"), {"__name__": "docs_example"})
+
+
+#: A record of the Standard Workload Format (18 fields): job 1, submitted at 0, waited 0, ran 10 s
+#: on 2 processors, asked for 2 processors and 20 s.
+SWF_RECORD = "1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+def toml_blocks() -> list[tuple[str, str]]:
+    """(page:line, text) of every ```toml block of the README and docs/ (indented ones too)."""
+    blocks = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in re.finditer(r"^([ \t]*)```toml\n(.*?)^\1```", text, re.S | re.M):
+            body = "\n".join(line[len(m.group(1)):] for line in m.group(2).splitlines())
+            blocks.append((f"{page.relative_to(REPO)}:{text[:m.start()].count(chr(10)) + 1}", body))
+    return blocks
+
+
+TOML_BLOCKS = toml_blocks()
+
+
+@pytest.mark.parametrize("where,text", TOML_BLOCKS, ids=[w for w, _ in TOML_BLOCKS])
+def test_toml_block_is_valid(where, text, tmp_path):
+    """Every TOML example is TOML; one that names a workload is a spec the pipeline accepts as
+    written (checked like a spec file in a folder beside `jobs/`; a trace it names is made there)."""
+    doc = tomllib.loads(text)
+    if "workload" not in doc:
+        return
+    trace = doc.get("params", {}).get("trace")
+    if trace:
+        (tmp_path / trace).parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(tmp_path / trace, "wt") as f:
+            f.write("; MaxProcs: 4\n" + SWF_RECORD)
+    base = REPO / "jobs" if "plugins_example" in text else tmp_path
+    parse(text, where, base_dir=base)

@@ -6,7 +6,7 @@ an edit of one module could leave others running stale machine code. At import w
 every workload module; when the hash differs from the one stamped beside the caches, all
 ``*.nbi``/``*.nbc`` files of our modules are deleted and numba recompiles on first use:
 under ``workloads/`` (numba's ``__pycache__``), or under ``NUMBA_CACHE_DIR`` when that is
-set (a cache on a shared file system for every worker of a cluster, README "Compilation").
+set (a cache on a shared file system for every worker of a cluster, docs/running-on-slurm.md, "Compilation").
 A fresh checkout has no caches and only writes the stamp.
 
 A cache built on another CPU is not ours to drop: numba keys every cached entry by the CPU
