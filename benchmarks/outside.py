@@ -5,8 +5,7 @@ never need either (they run on ``tests/data/traces`` and the oracles ``tests/nai
 - Full logs: the trace cache, by catalogue name or archive file name
   (``schedsweep traces``; ``schedsweep traces fetch NAME`` or ``traces add FILE`` fills it).
 - Peers: the plain-Python and SimPy/DEAP programs our kernels are compared with, kept by
-  the team apart from the project: the folder ``SCHEDSWEEP_PEERS`` names, else a
-  ``shared/peers`` folder beside the repository.
+  the team apart from the project: the folder ``SCHEDSWEEP_PEERS`` names (unset: none).
 """
 from __future__ import annotations
 
@@ -19,7 +18,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 from schedsweep.pipeline import traces  # noqa: E402
 
-PEERS = Path(os.environ.get("SCHEDSWEEP_PEERS", ROOT.parent / "shared" / "peers"))
+_PEERS = os.environ.get("SCHEDSWEEP_PEERS")
+PEERS = Path(_PEERS) if _PEERS else None
 
 
 class Missing(RuntimeError):
@@ -28,6 +28,9 @@ class Missing(RuntimeError):
 
 def peer(script: str) -> Path:
     """The peer script ``script`` (e.g. ``easy_backfill_python.py``)."""
+    if PEERS is None:
+        raise Missing(f"this benchmark compares against the peer {script}: set SCHEDSWEEP_PEERS to the "
+                      "folder of the peer scripts")
     path = PEERS / script
     if not path.is_file():
         raise Missing(f"this benchmark compares against the peer {script}, not found in {PEERS} "

@@ -78,6 +78,9 @@ def test_without_the_peers_or_the_full_logs_a_benchmark_is_skipped_with_the_reas
         ClusterVsPeer().setup(KTH, "easy")
     with pytest.raises(NotImplementedError, match="peer easy_backfill_python.py, not found in .*no-peers"):
         _common.load_peer("easy_backfill_python")
+    monkeypatch.setattr(outside, "PEERS", None)  # SCHEDSWEEP_PEERS unset: no default folder is guessed
+    with pytest.raises(NotImplementedError, match="set SCHEDSWEEP_PEERS to the folder of the peer scripts"):
+        _common.load_peer("easy_backfill_python")
 
 
 def test_one_benchmark_runs():

@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 # a path built into a folder beside the repository: a string that starts with "..", then "shared", or
 # "shared" joined as a path component (the / operator, os.path.join); prose is not matched
 OUTSIDE = re.compile(r"""["']\.\./(?:\.\./)*shared\b|["']shared["']\s*/|/\s*["']shared["']|,\s*["']shared["']""")
-# the one place that names the peers' default folder (benchmarks that compare with them skip without it)
-PEERS_DEFAULT = {"benchmarks/outside.py"}
+# none may: the benchmarks find their optional peers through SCHEDSWEEP_PEERS alone
+PEERS_DEFAULT: set[str] = set()
 
 
 def _tracked(*patterns: str) -> list[str]:
