@@ -16,8 +16,6 @@ REPO = Path(__file__).resolve().parents[1]
 # a path built into a folder beside the repository: a string that starts with "..", then "shared", or
 # "shared" joined as a path component (the / operator, os.path.join); prose is not matched
 OUTSIDE = re.compile(r"""["']\.\./(?:\.\./)*shared\b|["']shared["']\s*/|/\s*["']shared["']|,\s*["']shared["']""")
-# none may: the benchmarks find their optional peers through SCHEDSWEEP_PEERS alone
-PEERS_DEFAULT: set[str] = set()
 
 
 def _tracked(*patterns: str) -> list[str]:
@@ -28,12 +26,11 @@ def _tracked(*patterns: str) -> list[str]:
 def test_no_tracked_code_or_spec_value_builds_a_path_outside_the_repository():
     found = []
     for name in _tracked("*.py", "*.toml", "*.sh", "*.json", "*.yaml"):
-        if name in PEERS_DEFAULT:
-            continue
         text = (REPO / name).read_text(errors="replace")
         found += [f"{name}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}" for m in OUTSIDE.finditer(text)]
     assert not found, "\n".join(found)
-    assert OUTSIDE.search((REPO / "benchmarks/outside.py").read_text())   # the pattern does find one
+    # the pattern finds what it is for (written in pieces, so that this file does not hold it)
+    assert OUTSIDE.search('PEERS = ROOT.parent / "sha' 'red" / "peers"') and OUTSIDE.search('"..' '/sha' 'red/traces"')
 
 
 # The trace tests, as a clone runs them: the reader, writer and simulators on the excerpts against
