@@ -49,7 +49,7 @@ def _top_level_imports(folder: Path) -> set[str]:
 # import name -> distribution, where they differ
 _DIST = {"yaml": "pyyaml", "dask_jobqueue": "dask-jobqueue", "netCDF4": "netcdf4", "google_crc32c": "google-crc32c"}
 # imported only inside a guarded `try` with a message naming the package to install
-_OPTIONAL = {"cryptography"}
+_OPTIONAL = {"cryptography", "duckdb", "pyarrow"}  # TLS on Slurm; the 'query' and 'parquet' extras
 
 
 def test_what_is_imported_is_declared():

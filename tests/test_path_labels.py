@@ -313,7 +313,8 @@ def test_reference_points_name_a_file_as_written(tmp_path):
                                'value = 1.0\n[[reference.claim]]\ntext = "t"\nkind = "ratio_at_least"\n'
                                'metric = "makespan"\nalong = "trace"\na = "../traces/ctc.swf"\nb = "kth-w00.swf"\n')
     spec = parse(text, str(path), path.parent)  # checked against the labels, as the store's coordinates
-    ds = xr.Dataset(attrs={"spec_text": spec.text, "files": store_mod.files_attr(spec)})
+    ds = xr.Dataset(coords={"trace": list(spec.dims[0].values)},  # a store's coordinates are the labels
+                    attrs={"spec_text": spec.text, "files": store_mod.files_attr(spec)})
     ref = of_store(ds)
     assert ref.values[0].where == {"trace": "ctc.swf"}
     assert (ref.claims[0].a, ref.claims[0].b) == ("ctc.swf", "kth-w00.swf")

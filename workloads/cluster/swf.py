@@ -112,7 +112,7 @@ def read(path: str, max_procs: int = 0, conversion: str = "textbook") -> Trace:
     exceeds it, at start + estimate), else max(run time, 1 s).
     """
     data, header_procs = read_fields(path)
-    if conversion != "pyss":  # pyss's rule submits such a record at 1 s (pyss_fields); ours has no time before 0
+    if conversion not in PYSS_CONVERSIONS:  # pyss's rule submits such a record at 1 s (pyss_fields); ours has no time before 0
         _refuse_negative_submit(path, data)
     m = max_procs if max_procs > 0 else header_procs
     if m is None or m <= 0:
