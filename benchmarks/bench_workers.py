@@ -3,7 +3,8 @@ busy fraction measured, the client's and the scheduler's CPU per task measured, 
 busy fraction of 1,000 workers extrapolated with those costs and the pilot's task-length
 rule (``pipeline.sizing.task_seconds``).
 
-The scheduler and its workers run in a process of their own (a LocalCluster started by a
+A warm-up sweep starts every worker's replication process first. The scheduler and its
+workers run in a process of their own (a LocalCluster started by a
 child Python), so the client's CPU (this process: the client, the result path, the store
 writes) and the scheduler's are read apart, from /proc. A sleeping replication uses no CPU,
 so 64 workers fit on a 2-core machine; what they measure is the per-task cost around the work.
@@ -66,6 +67,11 @@ def measure(workers: int, replications: int, seconds: float) -> dict:
     try:
         address = json.loads(child.stdout.readline())["address"]
         with tempfile.TemporaryDirectory() as tmp:
+            # A first sweep starts every worker's replication process and the imports in it (on a
+            # small machine that is most of a cold run); the sweep measured is the second.
+            warm = Path(tmp) / "warm.toml"
+            warm.write_text(SPEC.format(reps=2 * workers, seconds=0.0))
+            pipeline.run(warm, Path(tmp) / "warm.zarr", scheduler=address, progress=False, batch_size=1)
             spec = Path(tmp) / "s.toml"
             spec.write_text(SPEC.format(reps=replications, seconds=seconds))
             client0, sched0, t0 = _cpu_seconds(os.getpid()), _cpu_seconds(child.pid), time.perf_counter()
