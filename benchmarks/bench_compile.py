@@ -44,7 +44,7 @@ def _cpu() -> float:
 def child(spec_path: str, overrides: list[str]) -> None:
     """In the fresh process: compile CPU (first call minus second) over every cell."""
     t0 = _cpu()
-    from schedsweep.pipeline.spec import load, workload_of
+    from schedsweep.pipeline.spec.sweep import load, workload_of
 
     spec = load(spec_path, overrides)
     module = workload_of(spec)

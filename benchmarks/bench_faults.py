@@ -1,4 +1,4 @@
-"""What running replications in a killable child process costs (pipeline.child).
+"""What running replications in a killable child process costs (pipeline.execution.child).
 
 For mm1 batches of several sizes: the median wall time of ``run_replications`` in this
 process against ``run_isolated`` (the same call in the warm child process, with its
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from schedsweep.pipeline import child
-from schedsweep.pipeline.tasks import run_isolated, run_replications
+from schedsweep.pipeline.execution import child
+from schedsweep.pipeline.execution.tasks import run_isolated, run_replications
 
 
 def _median_seconds(fn, repeats: int) -> float:

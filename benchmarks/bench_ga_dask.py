@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
 
-    from schedsweep.pipeline.executors import open_executor
-    from schedsweep.pipeline.tasks import run_isolated, run_replications
+    from schedsweep.pipeline.execution.executors import open_executor
+    from schedsweep.pipeline.execution.tasks import run_isolated, run_replications
 
     ga = workloads.get("ga")
     params = {**defaults(ga.PARAMS), "density": args.density, "islands": args.islands,

@@ -130,7 +130,7 @@ def speed(trace: str, queue: str, repeats: int) -> dict:
 def _cached_logs() -> list[str]:
     """Every catalogued log in the trace cache (the absent ones named on stderr)."""
     from benchmarks.outside import Missing, full_trace
-    from schedsweep.pipeline import traces
+    from schedsweep.pipeline.spec import traces
 
     found = []
     for name in sorted(traces.catalogue()):

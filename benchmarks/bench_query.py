@@ -1,5 +1,5 @@
 """Mean and CI per group over 50 stores and 10^6 replication values with duckdb
-(``pipeline.query.group_ci``): the target is under 1 s, and the result equal to a pandas
+(``pipeline.read.query.group_ci``): the target is under 1 s, and the result equal to a pandas
 reference.
 
 The stores are written through the Writer with random values (mm1's three metrics, one of
@@ -23,9 +23,9 @@ import numpy as np
 
 def write_stores(folder: Path, stores: int, replications: int) -> None:
     from schedsweep import workloads
-    from schedsweep.pipeline import store as store_mod
-    from schedsweep.pipeline.execute import provenance
-    from schedsweep.pipeline.spec import parse
+    from schedsweep.pipeline.store import zarrstore as store_mod
+    from schedsweep.pipeline.execution.execute import provenance
+    from schedsweep.pipeline.spec.sweep import parse
 
     module = workloads.get("mm1")
     rng = np.random.default_rng(0)
@@ -65,7 +65,7 @@ def pandas_reference(dataset: Path, keys: list[str]) -> "pd.DataFrame":  # noqa:
 
 
 def main() -> None:
-    from schedsweep.pipeline.query import export_folder, group_ci
+    from schedsweep.pipeline.read.query import export_folder, group_ci
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stores", type=int, default=50)

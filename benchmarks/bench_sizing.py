@@ -1,6 +1,6 @@
 """How big a store of a million replications is: files, bytes and the client's memory.
 
-Computed, not timed: the figures ``schedsweep run --dry-run`` prints (``pipeline.sizing``) for
+Computed, not timed: the figures ``schedsweep run --dry-run`` prints (``pipeline.execution.sizing``) for
 a sweep of 10^6 replications of the ``cluster`` workload (the most metrics of the shipped
 workloads), as one cell and as 1,000 cells of 1,000, with the store's chunks made for batches
 of one replication (the most files: replications slower than a batch) and of 1,500. Being a
@@ -29,8 +29,8 @@ def spec_text(cells: int, replications: int) -> str:
 
 def figures() -> list[tuple[str, float, str]]:
     """(label, value, unit) of every shape and chunk."""
-    from schedsweep.pipeline import sizing
-    from schedsweep.pipeline.spec import parse, workload_of
+    from schedsweep.pipeline.execution import sizing
+    from schedsweep.pipeline.spec.sweep import parse, workload_of
 
     out = []
     for cells, reps in SHAPES:
@@ -55,7 +55,7 @@ def main() -> None:
     for label, value, unit in rows:
         print(f"{label}: {results.value_text(value, unit)}")
     if args.record:
-        print(results.record("bench_sizing", rows, before, note="Computed from the code (pipeline.sizing), "
+        print(results.record("bench_sizing", rows, before, note="Computed from the code (pipeline.execution.sizing), "
                              "not timed: the commit alone fixes them."))
 
 

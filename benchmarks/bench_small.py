@@ -43,7 +43,7 @@ def _cells():
     (``peer_grid.run_batch``: the store's seed mod 2**32), so that every variant does the
     same work: the model's cost per replication depends on its random path, and over 180
     replications other seeds (0-29) moved the serial time by several per cent."""
-    from schedsweep.pipeline.seeding import replication_seed
+    from schedsweep.pipeline.base.seeding import replication_seed
 
     seeds = [int(replication_seed(1, r) % 2**32) for r in range(REPS)]
     return [(p, load, s) for p in POLICIES for load in LOADS for s in seeds]

@@ -1,7 +1,7 @@
 """Files per store and client CPU per batch against the store's size, before and after store
 format 2 (sharded, checksummed, written through a journal): benchmarks/store.md.
 
-The client's write path alone (``pipeline.store.Writer``), no workers: batches of one
+The client's write path alone (``pipeline.store.zarrstore.Writer``), no workers: batches of one
 replication (a store made with chunk 1, as for replications slower than a batch) of the
 ``cluster`` workload (32 metrics, 3 with a dimension of their own) in groups of ``--group``,
 as a busy client writes what finished together; ``flush`` (which compacts the journal in
@@ -36,9 +36,9 @@ import json, sys, time
 from pathlib import Path
 import numpy as np
 from schedsweep import workloads
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.spec.sweep import parse
 
 reps, cells, batches, group, prefill, path = json.loads(sys.argv[1])
 loads = ", ".join(str(round(0.5 + 0.04 * k, 2)) for k in range(cells))

@@ -5,9 +5,9 @@ per-task cost of everything around the work:
 
 - ``dask round trip``: ``client.submit`` of a no-op over the same cluster, results gathered
   as they complete (scheduler + transfer + client);
-- ``child call``: :func:`pipeline.tasks.run_isolated` on one seed in this process (the
+- ``child call``: :func:`pipeline.execution.tasks.run_isolated` on one seed in this process (the
   killable child process the replications run in);
-- ``store write``: :meth:`pipeline.store.Writer.write_batch` + ``add_failures`` of one
+- ``store write``: :meth:`pipeline.store.zarrstore.Writer.write_batch` + ``add_failures`` of one
   batch in the client;
 - ``end to end, per task``: ``pipeline.run`` with ``--batch-size 1`` of N/5 and of N tasks
   (``--sweep-tasks N``, default 4000), ``--repeat`` times alternating: the median slope
@@ -99,9 +99,10 @@ def wide_store_write(tmp: Path, batches: int = 20) -> tuple[int, float, float]:
     """A one-replication batch of ``cluster`` (its every metric) written alone, as in
     :func:`store_write`: (metrics, wall and CPU seconds per batch). One chunk file per metric."""
     from schedsweep import workloads
-    from schedsweep.pipeline import seeding, store as store_mod
-    from schedsweep.pipeline.execute import provenance
-    from schedsweep.pipeline.spec import parse
+    from schedsweep.pipeline.base import seeding
+    from schedsweep.pipeline.store import zarrstore as store_mod
+    from schedsweep.pipeline.execution.execute import provenance
+    from schedsweep.pipeline.spec.sweep import parse
 
     spec = parse('name = "wide"\nworkload = "cluster"\nreplications = 10\nseed = 1\n'
                  '[sweep]\nqueue = ["fcfs", "easy"]\n')
@@ -137,7 +138,7 @@ def many_pending(client, n: int) -> tuple[float, float, float]:
 
 
 def child_call(n: int) -> float:
-    from schedsweep.pipeline.tasks import run_isolated
+    from schedsweep.pipeline.execution.tasks import run_isolated
 
     run_isolated("benchmarks.spin", {"iterations": 1}, np.arange(1, dtype=np.uint64), 60.0)  # warm
     t = time.perf_counter()
@@ -152,9 +153,10 @@ def spec_text(n: int) -> tuple[str, int]:
 
 
 def store_write(tmp: Path, n: int) -> float:
-    from schedsweep.pipeline import seeding, store as store_mod
-    from schedsweep.pipeline.spec import load as load_spec
-    from schedsweep.pipeline.execute import provenance
+    from schedsweep.pipeline.base import seeding
+    from schedsweep.pipeline.store import zarrstore as store_mod
+    from schedsweep.pipeline.spec.sweep import load as load_spec
+    from schedsweep.pipeline.execution.execute import provenance
 
     text, n = spec_text(n)
     (tmp / "w.toml").write_text(text)
@@ -183,7 +185,7 @@ class _Costs:
     def __init__(self) -> None:
         import threading
 
-        from schedsweep.pipeline import store as store_mod
+        from schedsweep.pipeline.store import zarrstore as store_mod
 
         self.write_wall = self.write_cpu = 0.0
         self.groups = 0
@@ -208,7 +210,7 @@ class _Costs:
 
     def _sample(self) -> None:
         """Last seen CPU time of every worker process (a Dask worker started by Slurm or by this
-        process, its nanny) and of their replication processes (``pipeline.child``)."""
+        process, its nanny) and of their replication processes (``pipeline.execution.child``)."""
         import os
 
         import psutil
@@ -224,7 +226,7 @@ class _Costs:
             for p in procs:
                 c = cmd[p["pid"]]
                 kind = "worker" if p["pid"] in workers else (
-                    "child" if "schedsweep.pipeline.child" in c and c[-1].isdigit() and int(c[-1]) in workers | {me}
+                    "child" if "schedsweep.pipeline.execution.child" in c and c[-1].isdigit() and int(c[-1]) in workers | {me}
                     else None)
                 if kind and p["cpu_times"]:
                     self._cpu[p["pid"]] = (kind, p["cpu_times"].user + p["cpu_times"].system)
@@ -327,7 +329,7 @@ def main() -> None:
             (tmp / "profile.yaml").write_text(yaml.safe_dump(profile))
             where = {"cluster": "slurm", "slurm_options": {"profile": str(tmp / "profile.yaml")}}
             label = f"Slurm, profile {args.slurm}"
-            from schedsweep.pipeline.slurm import make_cluster
+            from schedsweep.pipeline.execution.slurm import make_cluster
 
             with make_cluster(profile=args.slurm) as slurm_cluster, Client(slurm_cluster) as client:
                 jobs = slurm_cluster.schedsweep_options.jobs

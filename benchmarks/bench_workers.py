@@ -1,7 +1,7 @@
 """Sizing for many workers: sleeping replications on W Dask workers of this machine, the
 busy fraction measured, the client's and the scheduler's CPU per task measured, and the
 busy fraction of 1,000 workers extrapolated with those costs and the pilot's task-length
-rule (``pipeline.sizing.task_seconds``).
+rule (``pipeline.execution.sizing.task_seconds``).
 
 A warm-up sweep starts every worker's replication process first. The scheduler and its
 workers run in a process of their own (a LocalCluster started by a
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from schedsweep import pipeline
-from schedsweep.pipeline import sizing
+from schedsweep.pipeline.execution import sizing
 
 SPEC = """
 name = "sleepers"

@@ -61,7 +61,8 @@ def calibrate(specs: list[str], candidates: list[tuple[tuple[str, str], ...]], f
               absolute: dict[str, float] | None = None) -> list[tuple[str, float, list[dict], list[dict]]]:
     """Per candidate: (label, distance, value rows, claim rows); rows carry the spec's name."""
     from schedsweep import pipeline
-    from schedsweep.pipeline import reference, stats
+    from schedsweep.pipeline.spec import reference
+    from schedsweep.pipeline.base import stats
 
     out = []
     for candidate in candidates:

@@ -1,7 +1,7 @@
 """Measure the run-time estimates shipped with the specs and write ``jobs/estimates.json``.
 
 For every spec in ``jobs/`` (or those given): seconds per replication on one core, the mean
-over the cells ``schedsweep jobs --estimate`` would pilot (:func:`pipeline.catalogue.pilot`,
+over the cells ``schedsweep jobs --estimate`` would pilot (:func:`pipeline.read.catalogue.pilot`,
 run here in this process after a warm-up replication, so compile time is not in it); and for
 every workload the CPU seconds of its cold numba compile (the worst spec of
 ``benchmarks.bench_compile``, a fresh process with an empty cache). ``schedsweep jobs``
@@ -27,9 +27,9 @@ OUT = ROOT / "jobs" / "estimates.json"
 
 def spec_rates(paths: list[Path], seconds: float) -> dict[str, dict]:
     """{file name: {seconds_per_replication, cells, identity}} for the given specs."""
-    from schedsweep.pipeline.catalogue import pilot, pilot_cells
-    from schedsweep.pipeline.estimates import spec_key
-    from schedsweep.pipeline.spec import load
+    from schedsweep.pipeline.read.catalogue import pilot, pilot_cells
+    from schedsweep.pipeline.spec.estimates import spec_key
+    from schedsweep.pipeline.spec.sweep import load
     from schedsweep.workloads.kernel_support.stdio import stdout_to_stderr
 
     out = {}
@@ -46,7 +46,7 @@ def spec_rates(paths: list[Path], seconds: float) -> dict[str, dict]:
 def compile_seconds() -> dict[str, float]:
     """{workload: cold compile CPU-s of its worst spec} (benchmarks.bench_compile.WORST)."""
     from benchmarks.bench_compile import WORST, measure
-    from schedsweep.pipeline.spec import load
+    from schedsweep.pipeline.spec.sweep import load
 
     out = {}
     for spec, overrides in WORST.items():

@@ -38,8 +38,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from schedsweep.pipeline.stats import describe_array  # noqa: E402
-from schedsweep.pipeline.integrity import open_store  # noqa: E402
+from schedsweep.pipeline.base.stats import describe_array  # noqa: E402
+from schedsweep.pipeline.store.integrity import open_store  # noqa: E402
 
 NOT_REACHED = 2  # ga REASONS: target_not_reached
 NO_JOBS = 1      # ga REASONS: no_jobs

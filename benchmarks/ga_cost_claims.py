@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from schedsweep.pipeline.stats import t_quantile  # noqa: E402
-from schedsweep.pipeline.integrity import open_store  # noqa: E402
+from schedsweep.pipeline.base.stats import t_quantile  # noqa: E402
+from schedsweep.pipeline.store.integrity import open_store  # noqa: E402
 
 
 def model_time(ds, latency: float, gene_time: float = 0.0) -> np.ndarray:

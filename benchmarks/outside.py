@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from schedsweep.pipeline import traces  # noqa: E402
+from schedsweep.pipeline.spec import traces  # noqa: E402
 
 _PEERS = os.environ.get("SCHEDSWEEP_PEERS")
 PEERS = Path(_PEERS) if _PEERS else None

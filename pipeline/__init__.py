@@ -1,7 +1,7 @@
 """schedsweep's experiment pipeline: specs → Dask → resumable zarr store → statistics.
 
 Python entry points: :func:`run`, :func:`open_store`, :func:`summary`. They are loaded on
-first use, so that workers importing ``pipeline.tasks`` and quick CLI calls do not pay
+first use, so that workers importing ``pipeline.execution.tasks`` and quick CLI calls do not pay
 for xarray, zarr and scipy.
 """
 from __future__ import annotations
@@ -18,9 +18,10 @@ from typing import Any
 from schedsweep import __version__  # one version: the package's
 
 _EXPORTS = {
-    "run": "execute", "load": "spec", "Spec": "spec", "SpecError": "spec",
-    "open_store": "export", "StoreError": "store", "open_stores": "across", "align": "across",
-    "summary": "stats", "describe": "stats", "paired": "stats", "ratio": "stats",
+    "run": "execution.execute", "load": "spec.sweep", "Spec": "spec.sweep", "SpecError": "spec.sweep",
+    "open_store": "store.export", "StoreError": "store.zarrstore", "open_stores": "read.across",
+    "align": "read.across", "summary": "base.stats", "describe": "base.stats", "paired": "base.stats",
+    "ratio": "base.stats",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -83,7 +83,7 @@ def _float_in(low: float, high: float, low_open: bool = True, high_open: bool = 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .execute import run
+    from .execution.execute import run
 
     slurm_given = [f"--{k.replace('_', '-')}" for k in ("jobs", "cores_per_job", "memory", "walltime",
                                                           "partition", "account", "profile")
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     slurm = None
     if args.cluster == "slurm":
-        from .slurm import SlurmOptionError, resolve_options
+        from .execution.slurm import SlurmOptionError, resolve_options
 
         slurm = {k: getattr(args, k) for k in ("jobs", "cores_per_job", "memory", "walltime", "partition",
                                                "account", "profile")}
@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     if args.dry_run:
         return _dry_run(args)
-    from .execute import DamagedDuringRun, SweepFailed, status_counts
+    from .execution.execute import DamagedDuringRun, SweepFailed, status_counts
 
     spec, store, overrides = _spec_or_store(args)
     quiet = args.quiet or args.no_progress
@@ -196,9 +196,9 @@ def _signals_interrupt() -> Iterator[None]:
 
 def _dry_run(args: argparse.Namespace) -> int:
     """``run --dry-run``: the sweep's size and where it goes; nothing is run or written."""
-    from .execute import size_lines
-    from .spec import Spec, load
-    from .store import default_path
+    from .execution.execute import size_lines
+    from .spec.sweep import Spec, load
+    from .store.zarrstore import default_path
 
     spec, store, overrides = _spec_or_store(args)  # a spec file, or a store to resume
     if not isinstance(spec, Spec):
@@ -216,7 +216,7 @@ def _estimate_line(spec: Any, store: str) -> str:
     own pilot when it exists, else a pilot cached beside it, else the shipped estimate."""
     from pathlib import Path
 
-    from .catalogue import Entry, cores, estimate, read_cache, seconds_per_rep
+    from .read.catalogue import Entry, cores, estimate, read_cache, seconds_per_rep
 
     if (Path(store) / "zarr.json").is_file():
         rate, basis = seconds_per_rep(Path(store), spec)
@@ -234,8 +234,8 @@ def _spec_or_store(args: argparse.Namespace) -> tuple[Any, str | None, list[str]
     given = Path(args.spec)
     if not (given.is_dir() and (given / "zarr.json").is_file()):
         return args.spec, args.store, args.set
-    from .spec import parse
-    from .store import StoreError, is_ours, stored_spec
+    from .spec.sweep import parse
+    from .store.zarrstore import StoreError, is_ours, stored_spec
 
     if not is_ours(given):
         raise StoreError(f"{given}: a zarr store that schedsweep did not make; give a sweep spec (TOML)")
@@ -256,8 +256,8 @@ def _folded(overrides: list[str]) -> list[str]:
 
 def _say_next(path: Any) -> None:
     """One line with the next useful command: the spec's own suggestion, else its table."""
-    from .console import say
-    from .store import StoreError, attrs_of, open_group
+    from .base.console import say
+    from .store.zarrstore import StoreError, attrs_of, open_group
 
     try:
         attrs = attrs_of(open_group(path, "r"))
@@ -279,24 +279,24 @@ def _run_table(text: str) -> dict:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .integrity import open_store
-    from .tables import auto_lines, completeness
+    from .store.integrity import open_store
+    from .read.tables import auto_lines, completeness
 
     if args.store.endswith(".toml") or os.path.isfile(args.store):  # a spec: what running it would make
-        from .execute import size_lines
-        from .spec import load
+        from .execution.execute import size_lines
+        from .spec.sweep import load
 
         spec = load(args.store)
         print(f"spec:        {args.store} ({spec.name}: {spec.description})")
         for line in size_lines(spec):
             print(line)
         return 0
-    from .integrity import scan
+    from .store.integrity import scan
 
     ds = open_store(args.store, verify=False)  # damage is reported below, not raised
     a = ds.attrs
     if args.failures:
-        from .store import read_failures
+        from .store.zarrstore import read_failures
 
         for f in read_failures(args.store):  # those still failed: a --retry-failed run may have filled some
             print(f"--- cell {f['cell']} replication {f['replication']} seed {f['seed']}")
@@ -363,9 +363,9 @@ def _plain(v: Any) -> Any:
 
 def _table_across(args: argparse.Namespace) -> int:
     """``table A B ...`` or ``table DIR``: the stores along a ``store`` dimension."""
-    from .across import align, open_tree, shares_seeds, welch
-    from .tables import compute, parse_assignments, render
-    from .terminal import width
+    from .read.across import align, open_tree, shares_seeds, welch
+    from .read.tables import compute, parse_assignments, render
+    from .base.terminal import width
 
     ds, diffs = align(open_tree(args.store), args.allow_mixed)
     for line in diffs:  # allowed by --allow-mixed: said, not hidden
@@ -375,7 +375,7 @@ def _table_across(args: argparse.Namespace) -> int:
         (dim, base), = parse_assignments([paired], "--paired")
         print("the stores do not share their replications' seeds (common random numbers): Welch's unpaired "
               "interval instead of a paired one", file=sys.stderr)
-        from .tables import select
+        from .read.tables import select
 
         result = select(welch(ds, dim, base, args.level, args.metric), args.sel)
         result.attrs["replications"] = ds.attrs.get("replications")
@@ -389,8 +389,8 @@ def _table_across(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from .integrity import open_store
-    from .tables import compute, render
+    from .store.integrity import open_store
+    from .read.tables import compute, render
 
     one = Path(args.store[0])
     if len(args.store) > 1 or (one.is_dir() and not (one / "zarr.json").is_file()):  # stores, or a folder of them
@@ -399,12 +399,12 @@ def _table(args: argparse.Namespace) -> int:
     ds = open_store(args.store)
     _say_pending(ds, args.store, on_stdout=args.format == "text")
     result = compute(ds, args.metric, args.sel, args.paired, args.ratio, args.level, args.over)
-    from .terminal import width
+    from .base.terminal import width
 
     print(render(result, args.format, args.by, columns=None if args.wide else width()))
     if args.format == "text" and not (args.paired or args.ratio):
-        from .reference import store_section
-        from .verify import store_text
+        from .spec.reference import store_section
+        from .read.verify import store_text
 
         # the published values and claims this sweep reproduces: the scorecard of `schedsweep verify`
         section = store_text(ds, args.level) or store_section(ds, args.level)
@@ -416,7 +416,7 @@ def _table(args: argparse.Namespace) -> int:
 
 def _fit_lines(text: str, columns: int) -> str:
     """Lines longer than ``columns`` wrapped, their continuation indented under their start."""
-    from .terminal import wrap
+    from .base.terminal import wrap
 
     out = []
     for line in text.splitlines():
@@ -430,7 +430,7 @@ def _fit_lines(text: str, columns: int) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     """Scrub a store: exit 0 when clean, 1 when damage is listed."""
-    from .integrity import scan
+    from .store.integrity import scan
 
     report = scan(args.store)
     for line in report.lines():
@@ -440,7 +440,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"{args.store}: written before checksums (store format 1): {state}, but its chunks cannot be "
               f"verified; run `schedsweep upgrade {args.store}` (or resume it: a run upgrades it first)")
         return 1
-    from .integrity import journal_lines
+    from .store.integrity import journal_lines
 
     for line in journal_lines(report):  # an interrupted run's batches: copied, or run again
         print(f"{args.store}: {line}")
@@ -451,11 +451,11 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _upgrade(args: argparse.Namespace) -> int:
-    """Rewrite a format-1 store checksummed (pipeline.upgrade), under the store's lock."""
+    """Rewrite a format-1 store checksummed (pipeline.store.upgrade), under the store's lock."""
     from pathlib import Path
 
-    from .store import StoreError, is_complete, locked
-    from .upgrade import upgrade
+    from .store.zarrstore import StoreError, is_complete, locked
+    from .store.upgrade import upgrade
 
     path = Path(args.store)
     if not is_complete(path):
@@ -474,9 +474,9 @@ def _upgrade(args: argparse.Namespace) -> int:
 def _workloads(args: argparse.Namespace) -> int:
     from schedsweep import workloads
 
-    from .spec import load_workload
+    from .spec.sweep import load_workload
 
-    from .terminal import first_paragraph, plain, wrap
+    from .base.terminal import first_paragraph, plain, wrap
 
     if not args.name:  # the short form: one line each; the detail is under `workloads NAME`
         names = workloads.names()
@@ -528,9 +528,9 @@ def _one_sentence(paragraph: str, name: str) -> str:
 def _gantt(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from . import records
-    from .spec import label_of, parse
-    from .store import StoreError, check_same_files, is_ours, stored_spec
+    from .store import records
+    from .spec.sweep import label_of, parse
+    from .store.zarrstore import StoreError, check_same_files, is_ours, stored_spec
 
     if not is_ours(Path(args.store)):
         raise StoreError(f"{args.store}: not a schedsweep store")
@@ -570,7 +570,7 @@ def _gantt(args: argparse.Namespace) -> int:
 def _say_pending(ds: Any, store: str, on_stdout: bool = True) -> None:
     """First line of a view: the run's results it includes from the journal (nothing when none).
     On stderr where stdout is data (csv, json)."""
-    from .integrity import pending_line
+    from .store.integrity import pending_line
 
     line = pending_line(ds, store)
     if line:
@@ -579,16 +579,16 @@ def _say_pending(ds: Any, store: str, on_stdout: bool = True) -> None:
 
 def _journal_first_line(store: str) -> None:
     """For the views that open the store themselves (plot, report): the same first line."""
-    from .journal import NAME
+    from .store.journal import NAME
 
     if (Path(store) / NAME).exists():
-        from .integrity import open_store
+        from .store.integrity import open_store
 
         _say_pending(open_store(store, verify=False), store)
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from .plot import plot_store
+    from .read.plot import plot_store
 
     _journal_first_line(args.store)
     print(plot_store(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level, args.output))
@@ -596,10 +596,10 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from .read.report import write_report
 
     if Path(args.store).is_dir() and not (Path(args.store) / "zarr.json").is_file():  # a folder of stores
-        from .index import write_index
+        from .read.index import write_index
 
         print(write_index(args.store, args.output, args.paired, args.level, args.figure_format))
         return 0
@@ -611,27 +611,27 @@ def _report(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     given = Path(args.store)
     if given.is_dir() and not (given / "zarr.json").is_file():  # a folder of stores: one dataset
-        from .query import export_folder
-        from .export import SUFFIX
+        from .read.query import export_folder
+        from .store.export import SUFFIX
 
         out = args.output or str(given.resolve().with_suffix(SUFFIX.get(args.to, "")))
         print(export_folder([given], out, args.to))
         return 0
-    from .export import export
+    from .store.export import export
 
     print(export(args.store, args.to, args.output))
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .export import merge
+    from .store.export import merge
 
     print(merge(args.stores, args.output))
     return 0
 
 
 def _stores(args: argparse.Namespace) -> int:
-    from .stores import catalogue, render
+    from .read.stores import catalogue, render
 
     paths = args.paths or ["results"]
     print(render(catalogue(paths, args.workload, args.where), args.format), end="")
@@ -639,7 +639,7 @@ def _stores(args: argparse.Namespace) -> int:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from .catalogue import entries, render
+    from .read.catalogue import entries, render
 
     items = entries(args.dir, args.results, run_pilot=args.estimate, pilot_seconds=args.pilot_seconds)
     print(render(items, long=bool(args.verbose)), end="")
@@ -647,7 +647,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def _traces(args: argparse.Namespace) -> int:
-    from . import traces
+    from .spec import traces
 
     if args.action is None:
         print(traces.listing(), end="")
@@ -661,7 +661,7 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from . import verify
+    from .read import verify
 
     if args.quick and args.replications:
         print("schedsweep: error: give --quick or --replications N, not both (see schedsweep verify --help)",
@@ -868,7 +868,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="specs to run (or resume) or stores to read (default: every shipped spec with a "
                           "[reference]; with --quick, the quick set)")
     ver.add_argument("--quick", action="store_true",
-                     help="reduced sizes (pipeline/verify.py QUICK), in a temporary folder unless --results")
+                     help="reduced sizes (pipeline/read/verify.py QUICK), in a temporary folder unless --results")
     ver.add_argument("--replications", type=_int_in(2, 10_000_000), help="run every spec at N replications")
     ver.add_argument("--seed", type=_int_in(0), help="root seed instead of the spec's (to check stability)")
     ver.add_argument("--results", help="keep the runs' stores in this folder (default: results/ for full-size "
@@ -901,13 +901,13 @@ def main(argv: list[str] | None = None) -> int:
     _cwd_on_path()
     from schedsweep import workloads
 
-    from .errors import QueryError, SpecError, StoreError
+    from .base.errors import QueryError, SpecError, StoreError
 
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # a usage error (one line printed) or --help: a code, not an exception
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    from . import console
+    from .base import console
 
     args.quiet, args.verbose = getattr(args, "quiet", False), getattr(args, "verbose", 0)
     console.set_level(args.quiet, args.verbose)
@@ -929,7 +929,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:  # a Slurm option found wrong only when the cluster starts (no TLS tool)
-        slurm = sys.modules.get("schedsweep.pipeline.slurm")  # only raised once that module is loaded
+        slurm = sys.modules.get("schedsweep.pipeline.execution.slurm")  # only raised once that module is loaded
         if slurm is None or not isinstance(exc, slurm.SlurmOptionError):
             raise
         print(f"schedsweep: error: {exc}", file=sys.stderr)

@@ -25,7 +25,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from schedsweep.pipeline.seeding import replication_seeds
+from schedsweep.pipeline.base.seeding import replication_seeds
 from schedsweep.workloads import desktop_grid as dg
 from schedsweep.workloads.desktop_grid.lp import max_throughput
 

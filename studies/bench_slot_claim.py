@@ -33,7 +33,7 @@ import math
 import numba
 import numpy as np
 
-from schedsweep.pipeline.seeding import replication_seeds
+from schedsweep.pipeline.base.seeding import replication_seeds
 from schedsweep.workloads._contract import defaults, substreams
 from schedsweep.workloads.environment import job_on_nodes
 from schedsweep.workloads.slot_selection import PARAMS, environment_of, search

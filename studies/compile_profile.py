@@ -77,7 +77,7 @@ def main(argv: list[str]) -> None:
     codegen.CPUCodeLibrary._optimize_final_module = _record_ir
     import numpy as np
 
-    from schedsweep.pipeline.spec import load, workload_of
+    from schedsweep.pipeline.spec.sweep import load, workload_of
 
     spec = load(argv[0], argv[1:])
     module = workload_of(spec)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import ga_claims  # noqa: E402
-from schedsweep.pipeline.integrity import open_store  # noqa: E402
+from schedsweep.pipeline.store.integrity import open_store  # noqa: E402
 
 ALONG = "migration_interval"
 METRIC = "time_to_solution_within"

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from schedsweep.pipeline.integrity import open_store  # noqa: E402
+from schedsweep.pipeline.store.integrity import open_store  # noqa: E402
 from schedsweep.workloads import ga  # noqa: E402
 from schedsweep.workloads._contract import substreams  # noqa: E402
 from schedsweep.workloads.ga.instance import make_instance  # noqa: E402

@@ -1,11 +1,12 @@
-"""Kill a run at a chosen instant: the store's fault points (``pipeline.store.fault_point``)."""
+"""Kill a run at a chosen instant: the store's fault points (``pipeline.store.zarrstore.fault_point``)."""
 from __future__ import annotations
 
 import os
 import signal
 from typing import Callable
 
-from schedsweep.pipeline import child, store as store_mod
+from schedsweep.pipeline.execution import child
+from schedsweep.pipeline.store import zarrstore as store_mod
 
 
 def killed_at(at: int, run: Callable[[], object]) -> bool:

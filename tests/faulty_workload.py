@@ -45,7 +45,7 @@ def run_batch(params, seeds):
     if params["kill_parent_key"] in keys and params["marker"] and not os.path.exists(params["marker"]):
         open(params["marker"], "w").close()
         os.kill(os.getppid(), signal.SIGKILL)
-        time.sleep(60)  # until this process follows its parent (pipeline.child: PR_SET_PDEATHSIG)
+        time.sleep(60)  # until this process follows its parent (pipeline.execution.child: PR_SET_PDEATHSIG)
     return mm1.run_batch({k: params[k] for k in ("arrival_rate", "service_rate", "customers", "warmup")},
                          np.asarray(seeds))
 

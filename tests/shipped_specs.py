@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import excerpts
-from schedsweep.pipeline import spec as spec_mod, traces
-from schedsweep.pipeline.errors import SpecError
+from schedsweep.pipeline.spec import sweep as spec_mod, traces
+from schedsweep.pipeline.base.errors import SpecError
 
 PWA = re.compile(r'"pwa:([^"]+)"')
 

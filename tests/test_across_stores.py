@@ -14,11 +14,12 @@ import xarray as xr
 from scipy import stats as st
 
 from schedsweep import workloads
-from schedsweep.pipeline import across, cli
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.errors import QueryError
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import across
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.base.errors import QueryError
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.spec.sweep import parse
 
 N = 12
 

@@ -11,7 +11,8 @@ import xarray as xr
 from scipy import stats as st
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import zarrstore as store_mod
 
 AUTO = """
 name = "auto"

@@ -11,7 +11,8 @@ import pytest
 import zarr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import catalogue, cli
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import catalogue
 from shipped_specs import load_shipped
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.export import export
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.store.export import export
 
 MM1 = """
 name = "cf"

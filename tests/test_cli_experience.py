@@ -14,8 +14,10 @@ import pytest
 import xarray as xr
 
 from schedsweep import __version__, pipeline
-from schedsweep.pipeline import cli, integrity, report, tables
-from schedsweep.pipeline.store import NOT_RUN, OK
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import integrity
+from schedsweep.pipeline.read import report, tables
+from schedsweep.pipeline.store.zarrstore import NOT_RUN, OK
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -234,7 +236,7 @@ def test_the_bar_counts_the_whole_sweep_pilot_included(write_spec, tmp_path, cap
 
 
 def test_failures_say_their_first_reason_and_each_traceback_is_printed_once(write_spec, tmp_path, capsys):
-    from schedsweep.pipeline import seeding
+    from schedsweep.pipeline.base import seeding
 
     # replication 1's seed (common to every cell) is the one divisible by fail_every
     marked = int(seeding.replication_seeds(5, 0, 4)[1])
@@ -244,7 +246,7 @@ def test_failures_say_their_first_reason_and_each_traceback_is_printed_once(writ
     assert cli.main(["run", str(spec), "--store", str(store), "--workers", "0", "--batch-size", "4",
                      "--no-progress"]) == cli.EXIT_SOME_FAILED
     err = capsys.readouterr().err
-    failures = pipeline.store.read_failures(store)
+    failures = pipeline.store.zarrstore.read_failures(store)
     assert [f["replication"] for f in failures] == [1, 1, 1]
     first = next(line for line in err.splitlines() if line.startswith("first failure: "))
     assert first == f"first failure: RuntimeError: deliberate failure for seed {marked}"

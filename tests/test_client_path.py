@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from schedsweep.pipeline import child, tasks
-from schedsweep.pipeline.executors import open_executor
+from schedsweep.pipeline.execution import child, tasks
+from schedsweep.pipeline.execution.executors import open_executor
 
 CALLS = 0  # in the child process: how often bump() ran there
 
@@ -56,6 +56,6 @@ def test_a_warm_up_that_fails_leaves_the_error_to_the_first_task():
 def test_starting_a_run_loads_no_zarr_before_the_replication_processes_start():
     # execute imports the store module, which imports zarr only where it is used: so the
     # children start while the client imports zarr, not after it.
-    code = "import sys\nimport schedsweep.pipeline.execute\nprint('zarr' in sys.modules)\n"
+    code = "import sys\nimport schedsweep.pipeline.execution.execute\nprint('zarr' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

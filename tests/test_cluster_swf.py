@@ -150,7 +150,7 @@ def test_excerpts_hold_the_records_a_reader_must_decide_on():
     """What the windows of tests/data/make_excerpts.py were chosen for is in the committed
     files (a plain reading of the fields: 4 run time, 5 allocated, 8 requested processors,
     9 requested time), and each keeps its log's acknowledgement and says it is an excerpt."""
-    from schedsweep.pipeline import traces
+    from schedsweep.pipeline.spec import traces
 
     def count(name, rule):
         return sum(rule(*(int(r[k]) for k in (3, 4, 7, 8))) for r in excerpts.data_lines(name))

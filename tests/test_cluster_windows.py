@@ -21,7 +21,7 @@ import pytest
 
 from naive_cluster import simulate as naive_simulate
 from schedsweep import pipeline
-from schedsweep.pipeline.spec import SpecError, load
+from schedsweep.pipeline.spec.sweep import SpecError, load
 from schedsweep.workloads import cluster
 from schedsweep.workloads._contract import QUANTILE_LEVELS
 from schedsweep.workloads.cluster import swf
@@ -253,7 +253,9 @@ def test_windows_through_the_pipeline_bit_for_bit_whatever_workers_and_batches(t
 def test_replication_indices_reach_every_path(traces, write_spec):
     """Per-seed reruns after a failed batch, the child process, the records of a replication
     and the catalogue's pilot all give the workload the replication's own index."""
-    from schedsweep.pipeline import catalogue, records, tasks
+    from schedsweep.pipeline.read import catalogue
+    from schedsweep.pipeline.store import records
+    from schedsweep.pipeline.execution import tasks
 
     trace, _ = traces["dropping"]
     p = _params(trace, trace_window_jobs=W)

@@ -12,7 +12,7 @@ from schedsweep import pipeline
 from schedsweep import workloads
 import pytest
 
-from schedsweep.pipeline.conventions import decode_attrs, display_unit, variable_attrs
+from schedsweep.pipeline.base.conventions import decode_attrs, display_unit, variable_attrs
 
 SPEC = """
 name = "cf"

@@ -168,7 +168,7 @@ def test_the_cpu_info_vector_overloads_the_lp_that_ignores_it():
     from pathlib import Path
 
     from schedsweep.workloads.desktop_grid.lp import AllocationLP
-    from schedsweep.pipeline.spec import load
+    from schedsweep.pipeline.spec.sweep import load
 
     spec = load(Path(__file__).resolve().parents[1] / "jobs" / "desktop-grid-cpu-info.toml")
     p = next(iter(dict(spec.cells()).values()))

@@ -16,8 +16,10 @@ import pytest
 from scipy import stats as st
 
 from schedsweep import pipeline
-from schedsweep.pipeline import plot, report, stats, tables, verify
-from schedsweep.pipeline.store import DETERMINISTIC_LABEL, NOT_RUN, OK
+from schedsweep.pipeline.read import plot, report
+from schedsweep.pipeline.base import stats
+from schedsweep.pipeline.read import tables, verify
+from schedsweep.pipeline.store.zarrstore import DETERMINISTIC_LABEL, NOT_RUN, OK
 from schedsweep.workloads import cluster, mm1
 
 REPLICATIONS = 5
@@ -323,7 +325,7 @@ def test_over_needs_paired_and_a_dimension(mm1_store):
 
 
 def test_merged_stores_keep_their_deterministic_cells(tmp_path):
-    from schedsweep.pipeline.export import merge
+    from schedsweep.pipeline.store.export import merge
 
     halves = []
     for k, names in enumerate((["w0.swf", "w1.swf"], ["w2.swf"])):
@@ -370,8 +372,8 @@ def test_auto_replications_stop_a_deterministic_cell_after_one_run(tmp_path):
 
 
 def test_dry_run_says_which_cells_run_once(made):
-    from schedsweep.pipeline.execute import size_lines
-    from schedsweep.pipeline.spec import load
+    from schedsweep.pipeline.execution.execute import size_lines
+    from schedsweep.pipeline.spec.sweep import load
 
     lines = size_lines(load(made[0]))
     assert lines[-1] == ("deterministic: 6 of 6 cells (whole trace) run once (replication 0); the store holds "
@@ -383,7 +385,7 @@ def test_a_store_made_before_the_attribute_is_read_by_the_workload_hook(made, tm
     open with the cells the workload declares; a store whose workload has no hook reads as before."""
     import shutil
 
-    from schedsweep.pipeline import store as store_mod
+    from schedsweep.pipeline.store import zarrstore as store_mod
 
     old = tmp_path / "old.zarr"
     shutil.copytree(made[1], old)

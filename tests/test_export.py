@@ -9,7 +9,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import zarrstore as store_mod
 
 SPEC = """
 name = "ex"
@@ -64,7 +65,7 @@ def test_long_tables_read_back_equal_to_the_store(write_spec, tmp_path, fmt, cap
 
 def test_netcdf_export_round_trips(write_spec, tmp_path):
     path = _run(write_spec, tmp_path, [0.3, 0.6], "n")
-    from schedsweep.pipeline.export import export
+    from schedsweep.pipeline.store.export import export
 
     out = export(path, "netcdf", tmp_path / "n.nc")
     back = xr.open_dataset(out)
@@ -98,7 +99,7 @@ def test_two_stores_merge_into_the_whole_run(write_spec, tmp_path, capsys, first
 
 
 def test_merged_values_keep_a_common_order_or_the_stores_order():
-    from schedsweep.pipeline.export import _value_order
+    from schedsweep.pipeline.store.export import _value_order
 
     assert _value_order([np.array([0.5, 0.9]), np.array([0.3, 0.7])]).tolist() == [2, 0, 3, 1]
     assert _value_order([np.array(["b", "a"]), np.array(["c"])]).tolist() == [0, 1, 2]  # names: as given

@@ -19,7 +19,9 @@ import pytest
 import zarr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, seeding, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.base import seeding
+from schedsweep.pipeline.store import zarrstore as store_mod
 from tests import faulty_workload
 from schedsweep.workloads import mm1
 
@@ -89,7 +91,7 @@ def _check_store(path: Path, faults: dict[str, tuple[int, int]]) -> dict[str, di
 
 
 def _failures(path: Path) -> list[dict]:
-    from schedsweep.pipeline.store import read_failures
+    from schedsweep.pipeline.store.zarrstore import read_failures
 
     return read_failures(path, current=False)
 
@@ -175,7 +177,7 @@ def test_cell_that_always_hangs_costs_four_limits_per_batch_and_exits_non_zero(w
 def test_default_time_limit_is_twenty_pilot_batches_but_at_least_fifteen_minutes():
     from types import SimpleNamespace
 
-    from schedsweep.pipeline.execute import Batch, _Runner
+    from schedsweep.pipeline.execution.execute import Batch, _Runner
 
     piloted = SimpleNamespace(task_timeout=None, seconds_per_rep=np.array([1e-3, 0.5, np.nan]))
     assert _Runner.timeout_for(piloted, Batch((0,), 0, 100)) == 900.0  # 20 x 0.1 s, raised to the floor
@@ -190,7 +192,7 @@ def test_child_process_protocol_stays_in_step():
     import signal
     import time
 
-    from schedsweep.pipeline import child
+    from schedsweep.pipeline.execution import child
 
     class Interrupt(Exception):
         pass

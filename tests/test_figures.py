@@ -159,7 +159,7 @@ def test_a_results_file_is_recorded_rendered_and_included(tmp_path, monkeypatch)
 
 
 def test_computed_figures_equal_the_code():
-    """bench_sizing's figures are a function of the code (pipeline.sizing): the recorded file
+    """bench_sizing's figures are a function of the code (pipeline.execution.sizing): the recorded file
     holds what the code computes now, so a change of the store's layout refreshes the docs."""
     import json
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 import naive_ga_time as naive
 import schedsweep.workloads.ga as ga
 from schedsweep import pipeline
-from schedsweep.pipeline.errors import SpecError
+from schedsweep.pipeline.base.errors import SpecError
 from schedsweep.workloads._contract import defaults
 from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, period_problem
 from schedsweep.workloads.ga.islands import GASettings, _copy_rng, run_islands
@@ -46,8 +46,8 @@ def _same(a: dict, b: dict) -> list[str]:
 
 
 def test_dask_islands_equal_in_process_islands_on_a_local_cluster():
-    from schedsweep.pipeline.executors import open_executor
-    from schedsweep.pipeline.tasks import run_isolated, run_replications
+    from schedsweep.pipeline.execution.executors import open_executor
+    from schedsweep.pipeline.execution.tasks import run_isolated, run_replications
 
     seeds = _seeds(3, 34)
     expected = run_replications("ga", _params(), seeds)["outputs"]

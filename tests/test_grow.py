@@ -10,7 +10,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import zarrstore as store_mod
 from tests.faultinject import killed_at
 
 SPEC = """
@@ -156,7 +157,7 @@ def test_a_spec_asking_for_fewer_replications_than_its_store_holds_finds_it_comp
     assert "holds 10 replications per cell, more than the spec's 4" in err, err
     xr.testing.assert_identical(ref, _data(store))
     # the first cell's replications made not run (a damaged chunk): the small spec runs its 4 alone
-    from schedsweep.pipeline.spec import load, workload_of
+    from schedsweep.pipeline.spec.sweep import load, workload_of
 
     spec = load(big)
     writer = store_mod.Writer(store, spec, workload_of(spec))

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from schedsweep import pipeline, workloads
-from schedsweep.pipeline import cli, verify
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import verify
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.spec.sweep import parse
 
 from tests.test_plot_report import chromium_binary, render_page
 

@@ -74,7 +74,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("schedsweep/jobs/quickstart.toml", "schedsweep/slurm/local.yaml",
                     "schedsweep/slurm/sweep.sbatch", "schedsweep/pipeline/cli.py",
-                    "schedsweep/workloads/cluster/__init__.py", "schedsweep/pipeline/traces.toml"):
+                    "schedsweep/workloads/cluster/__init__.py", "schedsweep/pipeline/spec/traces.toml"):
         assert shipped in names
     assert not any(n.startswith(("pipeline/", "workloads/", "tests/")) for n in names)
 
@@ -96,7 +96,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     run("schedsweep", "run", "jobs/quickstart.toml", "--set", "replications=3", "--workers", "2", "--no-progress")
     table = run("schedsweep", "table", "results/quickstart.zarr", "--metric", "cost").stdout
     assert "min_cost" in table and "csa" in table
-    probe = ("import importlib.util, json, schedsweep.pipeline.slurm as s\n"
+    probe = ("import importlib.util, json, schedsweep.pipeline.execution.slurm as s\n"
              "p = s.load_profile('local')\n"
              "print(json.dumps({'profile': sorted(p), 'collide': [n for n in ('pipeline', 'workloads') "
              "if importlib.util.find_spec(n) is not None], 'file': s.__file__}))\n")

@@ -15,7 +15,9 @@ from pathlib import Path
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import child, cli, journal, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.execution import child
+from schedsweep.pipeline.store import journal, zarrstore as store_mod
 
 REPO = Path(__file__).resolve().parents[1]
 SLEEPING = """
@@ -122,8 +124,8 @@ def test_a_second_ctrl_c_and_one_during_a_journal_append_leave_no_lock_and_no_to
     assert err[-1] == "schedsweep: interrupted (SIGINT); run the same command again to resume", err
     assert sum("stopping (SIGINT)" in line for line in err) == 1  # the second Ctrl-C was ignored
     assert not store.with_name(store.name + ".lock").exists()
-    spec_ = pipeline.spec.load(spec)
-    order = journal.layout([(m.name, m.shape) for m in pipeline.spec.workload_of(spec_).METRICS])
+    spec_ = pipeline.spec.sweep.load(spec)
+    order = journal.layout([(m.name, m.shape) for m in pipeline.spec.sweep.workload_of(spec_).METRICS])
     entries, torn = journal.read(store / journal.NAME, order)
     assert entries and torn == 0, (torn, (store / journal.NAME).exists(), err)  # the record the Ctrl-C arrived in is whole
     monkeypatch.setattr(store_mod, "fault_point", lambda: None)

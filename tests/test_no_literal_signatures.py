@@ -35,7 +35,7 @@ print("\\n".join(found))
 
 SPEC_CELLS = """
 import numpy as np
-from schedsweep.pipeline.spec import load, workload_of
+from schedsweep.pipeline.spec.sweep import load, workload_of
 spec = load({path!r}, {overrides!r})
 module = workload_of(spec)
 for k, (_, params) in enumerate(spec.cells()):

@@ -16,8 +16,9 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, export as export_mod, store as store_mod
-from schedsweep.pipeline.spec import SpecError, load, parse, path_label
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import export as export_mod, zarrstore as store_mod
+from schedsweep.pipeline.spec.sweep import SpecError, load, parse, path_label
 
 SPEC = """
 name = "labels"
@@ -95,7 +96,7 @@ def test_labels_are_file_names_and_no_absolute_path_enters_the_store_or_an_expor
         data = export_mod.export(store, fmt).read_bytes()
         assert str(tmp_path).encode() not in data
         assert b"kth-w00.swf" in data
-    from schedsweep.pipeline.report import write_report
+    from schedsweep.pipeline.read.report import write_report
 
     html = write_report(store, tmp_path / "r.html", figure_format="svg").read_text()
     assert str(tmp_path) not in html and "kth-w00.swf" in html
@@ -306,7 +307,7 @@ def test_record_where_takes_the_value_as_written(tmp_path):
 
 
 def test_reference_points_name_a_file_as_written(tmp_path):
-    from schedsweep.pipeline.reference import of_store
+    from schedsweep.pipeline.spec.reference import of_store
 
     path = _project(tmp_path, ["kth-w00.swf", "ctc.swf"])
     text = path.read_text() + ('[[reference.value]]\nmetric = "makespan"\nwhere = { trace = "../traces/ctc.swf" }\n'

@@ -14,7 +14,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import seeding, store as store_mod
+from schedsweep.pipeline.base import seeding
+from schedsweep.pipeline.store import zarrstore as store_mod
 
 SPEC = """
 name = "repro"

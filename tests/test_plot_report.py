@@ -21,7 +21,8 @@ import pytest
 
 from schedsweep import pipeline
 from schedsweep import workloads
-from schedsweep.pipeline import cli, plot, report, tables
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import plot, report, tables
 
 REPLICATIONS = 4
 #: A tiny, cheap sweep per workload: fixed params and at least one swept dimension (two
@@ -160,7 +161,7 @@ def _number(text: str) -> float:
 def table_csv(capsys, store: Path, *extra: str) -> dict[tuple, dict[str, float]]:
     """``schedsweep table --format csv`` as {(metric, (key, value-as-text)...): stats}."""
     rows = list(csv.DictReader(io.StringIO(run_cli(capsys, "table", store, "--format", "csv", *extra))))
-    stat_names = set(getattr(pipeline.stats, "PAIRED_STATS", pipeline.stats.STATS))
+    stat_names = set(getattr(pipeline.base.stats, "PAIRED_STATS", pipeline.base.stats.STATS))
     out = {}
     for row in rows:
         keys = tuple(sorted((k, v) for k, v in row.items()
@@ -445,7 +446,7 @@ def test_report_completeness_shows_failures_and_missing_cells(tmp_path):
     page = report.build(ds, str(store))
     for label, n in counts.items():
         assert f"<td class='key'>{label}</td><td>{n}</td>" in page
-    from schedsweep.pipeline.store import read_failures
+    from schedsweep.pipeline.store.zarrstore import read_failures
 
     assert f"{len(read_failures(store))} replications failed" in page
     assert f"schedsweep show {store} --failures" in page

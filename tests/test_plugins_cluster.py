@@ -179,8 +179,8 @@ def test_pipeline_records_a_failing_plugin_and_goes_on(tmp_path, capsys):
     choice fails its replications (status 3, the failure record names the plug-in, the
     time and the choice, with the replication's seed) while the other cell runs."""
     from schedsweep.pipeline import cli
-    from schedsweep.pipeline.integrity import open_store
-    from schedsweep.pipeline.store import read_failures
+    from schedsweep.pipeline.store.integrity import open_store
+    from schedsweep.pipeline.store.zarrstore import read_failures
 
     spec = tmp_path / "c.toml"
     spec.write_text('workload = "cluster"\nreplications = 3\nseed = 5\n[params]\njobs = 40\nnodes = 4\n'

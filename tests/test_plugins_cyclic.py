@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from schedsweep.pipeline.execute import run
-from schedsweep.pipeline.integrity import open_store
-from schedsweep.pipeline.store import read_failures
+from schedsweep.pipeline.execution.execute import run
+from schedsweep.pipeline.store.integrity import open_store
+from schedsweep.pipeline.store.zarrstore import read_failures
 from schedsweep.workloads import cyclic
 from schedsweep.workloads.kernel_support.plugins import PluginError
 from schedsweep.workloads.cyclic.alternatives import Alternatives

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from schedsweep.pipeline import cli
-from schedsweep.pipeline.execute import run
-from schedsweep.pipeline.spec import load
-from schedsweep.pipeline.store import read_failures
+from schedsweep.pipeline.execution.execute import run
+from schedsweep.pipeline.spec.sweep import load
+from schedsweep.pipeline.store.zarrstore import read_failures
 from schedsweep.workloads.kernel_support import plugins as _plugins
 from schedsweep.workloads._contract import Param, is_plugin_path
 
@@ -149,7 +149,7 @@ def test_readonly_state_cannot_be_written():
 
 
 def _open(path):
-    from schedsweep.pipeline.integrity import open_store
+    from schedsweep.pipeline.store.integrity import open_store
 
     return open_store(path)
 
@@ -157,7 +157,7 @@ def _open(path):
 def test_changed_plugin_invalidates_the_cached_pilot(tmp_path):
     """The catalogue's pilot cache (``schedsweep jobs --estimate``) is keyed by the plug-in's
     source like the store's identity: an edited plug-in is piloted again."""
-    from schedsweep.pipeline import catalogue
+    from schedsweep.pipeline.read import catalogue
 
     spec = _setup(tmp_path, RULES, '["double", "toyplug.rules:triple"]')
     before = catalogue.cache_key(load(spec))

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedsweep.pipeline.execute import run
-from schedsweep.pipeline.integrity import open_store
-from schedsweep.pipeline.store import read_failures
+from schedsweep.pipeline.execution.execute import run
+from schedsweep.pipeline.store.integrity import open_store
+from schedsweep.pipeline.store.zarrstore import read_failures
 from schedsweep.workloads import slot_selection as ss
 from schedsweep.workloads.kernel_support.plugins import PluginError, resolve
 from schedsweep.workloads.environment import generate_environment, job_on_nodes

@@ -1,6 +1,7 @@
 """The project's own house rules, checked on the tree: imports flow one way (no cycle among
-our modules, function-level imports included), one import name for our packages, and no
-absolute path of anyone's machine in a tracked file."""
+our modules, and every import along CONTRIBUTING.md's layer table; function-level imports
+included), one import name for our packages, and no absolute path of anyone's machine or
+work log in a tracked file."""
 from __future__ import annotations
 
 import ast
@@ -113,6 +114,93 @@ def test_imports_flow_one_way():
     assert not found, "import cycles (function-level imports count):\n" + "\n".join(
         " <-> ".join(c) + "\n    " + "\n    ".join(f"{a} imports {sorted(graph[a] & set(c))}" for a in c)
         for c in found)
+
+
+LAYER_ROW = re.compile(r"^\| `(\w+)` \| `([\w/.]+)` \|[^|]*\| (.*) \|$")
+
+
+def layer_table() -> dict[str, tuple[str, set[str]]]:
+    """CONTRIBUTING.md's layer table: {layer: (folder or file, the layers it may import)}."""
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    start = text.index("**Layers and what each may import.**")
+    rows = {}
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("|"):
+            m = LAYER_ROW.match(line)
+            if m:
+                rows[m.group(1)] = (m.group(2), set(re.findall(r"`(\w+)`", m.group(3).split("(")[0])) - {"pipeline"})
+        elif rows:
+            break
+    return rows
+
+
+def layer_of(module: str, table: dict[str, tuple[str, set[str]]]) -> str | None:
+    """The layer a module of ours belongs to (None: the packages' faces, ``schedsweep`` itself)."""
+    path = module.replace("schedsweep.", "", 1).replace(".", "/")
+    for layer, (where, _) in table.items():
+        where = where.rstrip("/").removesuffix(".py")
+        if path == where or path.startswith(where + "/"):
+            return layer
+    return None
+
+
+# The one import from a model into the pipeline (CONTRIBUTING.md, the workloads row says why).
+DOORS = {("schedsweep.workloads.ga.dask_islands", "schedsweep.pipeline.execution.subtasks")}
+
+
+def test_layer_table_is_read():
+    table = layer_table()
+    assert list(table) == ["base", "spec", "store", "execution", "read", "cli", "workloads"]
+    assert table["read"][1] == {"base", "spec", "store", "execution", "workloads"} and table["base"][1] == {"workloads"}
+    assert layer_of("schedsweep.pipeline.store.journal", table) == "store"
+    assert layer_of("schedsweep.pipeline.cli", table) == "cli"
+    assert layer_of("schedsweep.workloads.cluster.events", table) == "workloads"
+    assert layer_of("schedsweep.pipeline", table) is None
+
+
+def test_every_pipeline_module_lives_in_a_layer():
+    table = layer_table()
+    loose = [m for m in _modules() if m.startswith("schedsweep.pipeline.") and layer_of(m, table) is None]
+    assert not loose, f"modules outside every layer of CONTRIBUTING.md's table: {loose}"
+    for layer, (where, _) in table.items():
+        face = REPO / where / "__init__.py"
+        if where.startswith("pipeline/") and where.endswith("/"):
+            doc = ast.get_docstring(ast.parse(face.read_text()))
+            assert doc and "\n" not in doc.strip(), f"{face.relative_to(REPO)}: a one-line docstring says what the layer holds"
+
+
+def layer_violations(graph: dict[str, set[str]], table: dict[str, tuple[str, set[str]]]) -> list[str]:
+    """The imports of ``graph`` that go to a layer their module's row does not name."""
+    bad = []
+    for module, targets in sorted(graph.items()):
+        here = layer_of(module, table)
+        for target in sorted(targets):
+            there = layer_of(target, table)
+            if here is None or there is None or there == here or (module, target) in DOORS:
+                continue
+            if there not in table[here][1]:
+                bad.append(f"{module} ({here}) imports {target} ({there})")
+    return bad
+
+
+def test_imports_follow_the_layer_table():
+    """Every import of every module (function-level ones too) goes to its own layer or to one
+    its row of CONTRIBUTING.md's table names."""
+    bad = layer_violations(import_graph(), layer_table())
+    assert not bad, "imports against the layer table of CONTRIBUTING.md:\n" + "\n".join(bad)
+
+
+def test_layer_check_catches_an_upward_import():
+    table = layer_table()
+    graph = {"schedsweep.pipeline.store.journal": {"schedsweep.pipeline.read.tables", "schedsweep.pipeline.base.errors"},
+             "schedsweep.pipeline.spec.sweep": {"schedsweep.pipeline.execution.sizing"},
+             "schedsweep.workloads.mm1": {"schedsweep.pipeline.base.stats"},
+             "schedsweep.workloads.ga.dask_islands": {"schedsweep.pipeline.execution.subtasks"},
+             "schedsweep.pipeline.cli": {"schedsweep.pipeline.read.verify"}}
+    assert layer_violations(graph, table) == [
+        "schedsweep.pipeline.spec.sweep (spec) imports schedsweep.pipeline.execution.sizing (execution)",
+        "schedsweep.pipeline.store.journal (store) imports schedsweep.pipeline.read.tables (read)",
+        "schedsweep.workloads.mm1 (workloads) imports schedsweep.pipeline.base.stats (base)"]
 
 
 @pytest.mark.parametrize("folder", ["workloads", "pipeline"])

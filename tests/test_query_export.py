@@ -14,12 +14,12 @@ import pytest
 
 from schedsweep import pipeline, workloads
 from schedsweep.pipeline import cli
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.errors import QueryError, StoreError
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.export import ORIGIN, export
-from schedsweep.pipeline.query import export_folder, group_ci
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.base.errors import QueryError, StoreError
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.store.export import ORIGIN, export
+from schedsweep.pipeline.read.query import export_folder, group_ci
+from schedsweep.pipeline.spec.sweep import parse
 
 import duckdb  # noqa: E402  (the optional "query" extra; in the test extra)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from schedsweep.pipeline import cli
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline.spec.sweep import parse
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, records
-from schedsweep.pipeline.spec import load
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import records
+from schedsweep.pipeline.spec.sweep import load
 
 SPEC = """
 name = "rec"

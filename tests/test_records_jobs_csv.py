@@ -11,8 +11,9 @@ from evalys.jobset import JobSet
 from procset import ProcSet
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, records
-from schedsweep.pipeline.spec import load
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import records
+from schedsweep.pipeline.spec.sweep import load
 from tests.test_cluster_batsim import MACHINE, synthetic_swf, to_batsim
 
 

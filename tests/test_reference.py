@@ -11,8 +11,9 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, reference, spec as spec_mod
-from schedsweep.pipeline.plot import figure
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import reference, sweep as spec_mod
+from schedsweep.pipeline.read.plot import figure
 from shipped_specs import load_shipped
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,7 +140,7 @@ along = "arrival_rate"
     lines = [line for line in out.splitlines() if "published" in line and "mean_time_in_system" in line]
     assert len(lines) == 2 and "inside CI" in lines[0] and "outside" in lines[1]
     assert "holds" in out and "Reproduces: M/M/1 closed form" in out
-    from schedsweep.pipeline.report import write_report
+    from schedsweep.pipeline.read.report import write_report
 
     html = write_report(path, tmp_path / "r.html").read_text()
     assert "Published reference" in html and "deliberately wrong" in html and "holds" in html

@@ -14,10 +14,11 @@ import xarray as xr
 from hypothesis import given, settings, strategies as st
 
 from schedsweep import pipeline
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline import chunkfiles, journal, seeding
-from schedsweep.pipeline.spec import parse, workload_of
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.store import chunkfiles, journal
+from schedsweep.pipeline.base import seeding
+from schedsweep.pipeline.spec.sweep import parse, workload_of
 from tests.faultinject import killed_at
 
 SPEC = """

@@ -19,8 +19,11 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, sizing, store as store_mod
-from schedsweep.pipeline.execute import status_counts
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.execution import sizing
+from schedsweep.pipeline.spec import limits
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import status_counts
 from tests.test_pipeline_run import _data
 
 SPEC = """
@@ -68,7 +71,7 @@ def test_frozen_dask_worker_is_retired_and_nothing_is_lost(write_spec, tmp_path,
 def test_worker_silence_is_the_task_timeout_or_dask_ttl_if_shorter(task_timeout, ttl, silence):
     from dask.utils import parse_timedelta
 
-    from schedsweep.pipeline.executors import _retire_silent_workers
+    from schedsweep.pipeline.execution.executors import _retire_silent_workers
 
     with dask.config.set({"distributed.scheduler.worker-ttl": ttl}), _retire_silent_workers(task_timeout):
         assert parse_timedelta(dask.config.get("distributed.scheduler.worker-ttl")) == silence
@@ -209,18 +212,18 @@ def test_sigterm_and_sighup_stop_in_one_line_without_a_lock(write_spec, tmp_path
 
 
 def test_size_guard_refuses_before_building_cells(write_spec, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(sizing, "available_memory", lambda: 8 * 10 ** 9)
+    monkeypatch.setattr(limits, "available_memory", lambda: 8 * 10 ** 9)
     values = lambda start, n: "[" + ", ".join(str(start + k) for k in range(n)) + "]"  # noqa: E731
     text = SPEC.replace("[params]\ncustomers = 2000\n", "").replace(
         "arrival_rate = [0.4, 0.6]", f"customers = {values(1000, 100)}\nwarmup = {values(0, 100)}\n"
                                      f"arrival_rate = {[0.1 + k / 1000 for k in range(100)]}")
     # 10**6 cells x 20 replications: 2 GB + 0.32 GB in the client, within half of 8 GB, not of 4 GB.
-    assert sizing.client_bytes(10 ** 6, 20) == 10 ** 6 * sizing.CELL_BYTES + 2 * 10 ** 7 * sizing.RUN_BYTES
-    sizing.check_client_memory("s.toml", 10 ** 6, 20)
-    monkeypatch.setattr(sizing, "available_memory", lambda: 4 * 10 ** 9)
+    assert limits.client_bytes(10 ** 6, 20) == 10 ** 6 * limits.CELL_BYTES + 2 * 10 ** 7 * limits.RUN_BYTES
+    limits.check_client_memory("s.toml", 10 ** 6, 20)
+    monkeypatch.setattr(limits, "available_memory", lambda: 4 * 10 ** 9)
     with pytest.raises(pipeline.SpecError, match="s.toml: 1,000,000 cells x 20 replications needs about 2.32 GB"):
-        sizing.check_client_memory("s.toml", 10 ** 6, 20)
-    monkeypatch.setattr(sizing, "available_memory", lambda: 8 * 10 ** 9)
+        limits.check_client_memory("s.toml", 10 ** 6, 20)
+    monkeypatch.setattr(limits, "available_memory", lambda: 8 * 10 ** 9)
     big = write_spec(text.replace("replications = 20", "replications = 1000"), "big.toml")
     # 10**6 cells x 1000: 2 GB + 16 GB, more than 4 GB: refused when the spec is read, before any store.
     assert _run_cli(big, "--store", tmp_path / "big.zarr", "--dry-run") == 2
@@ -236,12 +239,12 @@ def test_dry_run_and_show_spec_count_what_the_run_makes(write_spec, tmp_path, ca
     lines = capsys.readouterr().out.splitlines()
     assert not store.exists() and not _lock(store).exists()
     assert "cells:       2" in lines and "runs:        40 (2 cells x 20 replications)" in lines
-    loaded = pipeline.spec.load(spec)
-    module = pipeline.spec.workload_of(loaded)
+    loaded = pipeline.spec.sweep.load(spec)
+    module = pipeline.spec.sweep.workload_of(loaded)
     layout = sizing.store_layout(loaded, module, 6)
     files, nbytes = sizing.files_and_bytes(layout)
     assert f"store files: about {files:,}" in lines
-    assert f"store bytes: at most {sizing.gb(nbytes)} (uncompressed)" in lines
+    assert f"store bytes: at most {limits.gb(nbytes)} (uncompressed)" in lines
     assert _run_cli(spec, "--store", store, "--batch-size", "6") == 0
     # The finished store holds the files its layout says, array by array and in all.
     names = [m.name for m in module.METRICS] + ["status", "reason", "seed"]
@@ -258,7 +261,7 @@ def test_dry_run_states_the_run_time_estimate(write_spec, tmp_path, capsys):
     dry run of it gives the whole sweep's time from them, as `schedsweep jobs` does."""
     import numpy
 
-    from schedsweep.pipeline import catalogue
+    from schedsweep.pipeline.read import catalogue
 
     spec = write_spec(SPEC)
     store = tmp_path / "s.zarr"

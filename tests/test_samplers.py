@@ -8,7 +8,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import sweep as spec_mod
 
 BASE = """
 name = "sample"

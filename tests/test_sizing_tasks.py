@@ -1,4 +1,4 @@
-"""The task-length rule (``pipeline.sizing.task_seconds``) on constructed pilot figures: tasks
+"""The task-length rule (``pipeline.execution.sizing.task_seconds``) on constructed pilot figures: tasks
 long enough that the workers' results never keep the client or scheduler busier than half a
 core, short enough that a short sweep still gives every worker several tasks."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from schedsweep.pipeline import executors, sizing
-from schedsweep.pipeline.sizing import CLIENT_SHARE, TASK_COST, task_seconds
+from schedsweep.pipeline.execution import executors, sizing
+from schedsweep.pipeline.execution.sizing import CLIENT_SHARE, TASK_COST, task_seconds
 
 
 def test_a_laptop_sweep_keeps_the_batch_target_or_spreads_a_short_sweep():

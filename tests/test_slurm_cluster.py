@@ -20,7 +20,7 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import store as store_mod
+from schedsweep.pipeline.store import zarrstore as store_mod
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(400)]
 
@@ -160,7 +160,7 @@ def test_worker_job_cancelled_mid_sweep_loses_nothing(tmp_path):
     total = 2 * 80
     # At most one worker job: the sweep can only finish if the cancelled job is replaced.
     # Two worker processes in it: distributed alone never replaces such a job (its workers'
-    # names are not the job's name), so this also tests pipeline.slurm's job watch.
+    # names are not the job's name), so this also tests pipeline.execution.slurm's job watch.
     with open(log, "w") as err:
         proc = subprocess.Popen(_slurm_cli(spec, store, _profile(tmp_path, 1, 1), "--cores-per-job", "2",
                                            "--batch-size", "4"),

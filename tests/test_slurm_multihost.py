@@ -27,7 +27,7 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import store as store_mod
+from schedsweep.pipeline.store import zarrstore as store_mod
 from tests.test_slurm_cluster import _data
 from tests.test_slurm_cluster import _done_count as single_node_done_count
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from schedsweep.pipeline import slurm as S
+from schedsweep.pipeline.execution import slurm as S
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from schedsweep.pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import sweep as spec_mod
 
 GOOD = """
 name = "t"

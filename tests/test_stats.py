@@ -1,4 +1,4 @@
-"""pipeline.stats against scipy.stats and direct computation, to 1e-12."""
+"""pipeline.base.stats against scipy.stats and direct computation, to 1e-12."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ import xarray as xr
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sst
 
-from schedsweep.pipeline import stats
+from schedsweep.pipeline.base import stats
 
 samples = st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=60)
 

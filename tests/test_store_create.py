@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.conventions import dataset_attrs, encode_attrs
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.spec import parse, workload_of
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.base.conventions import dataset_attrs, encode_attrs
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.spec.sweep import parse, workload_of
 
 SPECS = {
     "zip and independent, extra metric dims": """

@@ -15,9 +15,10 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, integrity, store as store_mod
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.spec import parse, workload_of
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import integrity, zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.spec.sweep import parse, workload_of
 
 SPEC = """
 name = "integrity"

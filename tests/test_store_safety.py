@@ -11,7 +11,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import zarrstore as store_mod
 from tests.faultinject import killed_at
 
 SPEC = """
@@ -107,7 +108,7 @@ def test_ten_thousand_failures_keep_the_root_metadata_small(tmp_path, write_spec
     spec = write_spec(SPEC)
     path = pipeline.run(spec, tmp_path / "f.zarr", workers=0, batch_size=12, progress=False)
     size_before = (path / "zarr.json").stat().st_size
-    writer = store_mod.Writer(path, pipeline.spec.load(spec), pipeline.spec.workload_of(pipeline.spec.load(spec)))
+    writer = store_mod.Writer(path, pipeline.spec.sweep.load(spec), pipeline.spec.sweep.workload_of(pipeline.spec.sweep.load(spec)))
     trace = "Traceback (most recent call last):\n" + "  frame\n" * 40
     for start in range(0, 10_000, 100):
         writer.add_failures([{"cell": {"arrival_rate": 0.3}, "replication": i % 12, "seed": i, "kind": "error",
@@ -190,7 +191,7 @@ def test_code_identity_takes_the_named_submodules_of_a_package(tmp_path, monkeyp
     loads lazily (module ``__getattr__``) counts the whole package, which may import anything."""
     import importlib
 
-    from schedsweep.pipeline.codehash import code_files
+    from schedsweep.pipeline.base.codehash import code_files
 
     root = tmp_path / "idpkg"
     (root / "tools").mkdir(parents=True)

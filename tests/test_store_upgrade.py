@@ -13,7 +13,8 @@ import pytest
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, integrity, store as store_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.store import integrity, zarrstore as store_mod
 
 GOLDEN = Path(__file__).parent / "golden"
 KEEP = ["mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status", "reason", "seed"]

@@ -16,12 +16,12 @@ import pytest
 
 from schedsweep import pipeline, workloads
 from schedsweep.pipeline import cli
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.errors import QueryError
-from schedsweep.pipeline.execute import provenance, status_counts
-from schedsweep.pipeline.export import merge
-from schedsweep.pipeline.spec import parse
-from schedsweep.pipeline.stores import catalogue, describe, find, render
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.base.errors import QueryError
+from schedsweep.pipeline.execution.execute import provenance, status_counts
+from schedsweep.pipeline.store.export import merge
+from schedsweep.pipeline.spec.sweep import parse
+from schedsweep.pipeline.read.stores import catalogue, describe, find, render
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).parent / "golden"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from schedsweep.pipeline import stats, tables
+from schedsweep.pipeline.base import stats
+from schedsweep.pipeline.read import tables
 
 
 def _ds(single: bool = False) -> xr.Dataset:

@@ -1,4 +1,4 @@
-"""Traces by name (``pipeline/traces.py``): the catalogue, ``schedsweep traces`` (list, fetch,
+"""Traces by name (``pipeline/spec/traces.py``): the catalogue, ``schedsweep traces`` (list, fetch,
 add) and ``pwa:NAME`` spec values. The download goes through pooch for real, from a file
 served over HTTP on 127.0.0.1 by a thread of this process."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from schedsweep import pipeline
-from schedsweep.pipeline import traces
+from schedsweep.pipeline.spec import traces
 from schedsweep.pipeline.cli import main
-from schedsweep.pipeline.errors import SpecError
+from schedsweep.pipeline.base.errors import SpecError
 
 SWF = "; MaxProcs: 4\n" + "".join(f"{i} {i * 3} -1 {5 + i} {1 + i % 4} -1 -1 {1 + i % 4} {10 + i} -1 1 1 1 1 1 1 -1 -1\n"
                                   for i in range(1, 21))

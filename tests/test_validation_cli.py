@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import zarr
 
-from schedsweep.pipeline import catalogue, cli
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import catalogue
 from shipped_specs import load_shipped
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import stat
 import psutil
 import pytest
 
-from schedsweep.pipeline import slurm as S
+from schedsweep.pipeline.execution import slurm as S
 
 ANY = {"0.0.0.0", "::", ""}
 

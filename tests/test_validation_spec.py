@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from schedsweep.pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import sweep as spec_mod
 from shipped_specs import load_shipped
 
 MM1 = """

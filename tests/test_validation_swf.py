@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedsweep.pipeline import cli, spec as spec_mod
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import sweep as spec_mod
 from schedsweep.workloads.cluster import flow, swf
 
 HEADER = "; Version: 2.2\n; MaxProcs: 64\n"

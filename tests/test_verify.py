@@ -1,4 +1,4 @@
-"""The reproduction scorecard (pipeline/verify.py): verdicts of published values and claims on
+"""The reproduction scorecard (pipeline/read/verify.py): verdicts of published values and claims on
 constructed data (a tie, a clear hold, a clear fail, a value inside the CI but beyond the
 tolerance), paired statistics against point means, references dropped by overrides, and the
 quick scorecard of the shipped specs against its committed expectation."""
@@ -15,7 +15,9 @@ from hypothesis import given, settings, strategies as st_
 from scipy import stats as st
 
 from schedsweep import pipeline
-from schedsweep.pipeline import cli, reference, spec as spec_mod, verify
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.spec import reference, sweep as spec_mod
+from schedsweep.pipeline.read import verify
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -243,7 +245,7 @@ def test_every_shipped_spec_with_references_is_in_the_quick_set_or_listed_with_i
 
 
 def test_verify_quick_keeps_every_committed_verdict(tmp_path, capsys):
-    """`schedsweep verify --quick` over the quick set (pipeline/verify.py QUICK) gives exactly the
+    """`schedsweep verify --quick` over the quick set (pipeline/read/verify.py QUICK) gives exactly the
     verdicts of benchmarks/verify-expected.json; a verdict that moves fails here. After a change
     made on purpose: schedsweep verify --quick --update-expected (and say why in the commit)."""
     expected = REPO / "benchmarks" / "verify-expected.json"

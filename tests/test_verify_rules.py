@@ -1,4 +1,4 @@
-"""The scorecard states its rules (pipeline/verify.py): "inside CI" only for a CI narrower than
+"""The scorecard states its rules (pipeline/read/verify.py): "inside CI" only for a CI narrower than
 the tolerance, "within tolerance" with what it rests on, the verdict rule with its counts under
 each paper, and the values a default was calibrated on marked, with the verdict without them.
 On constructed data whose CIs are known in closed form."""
@@ -13,8 +13,9 @@ import pytest
 import xarray as xr
 from scipy import stats as st
 
-from schedsweep.pipeline import reference, verify
-from schedsweep.pipeline.spec import load
+from schedsweep.pipeline.spec import reference
+from schedsweep.pipeline.read import verify
+from schedsweep.pipeline.spec.sweep import load
 
 REPO = Path(__file__).resolve().parent.parent
 

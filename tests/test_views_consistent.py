@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from schedsweep import pipeline, workloads
-from schedsweep.pipeline import cli, verify
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.execute import provenance
-from schedsweep.pipeline.export import merge
-from schedsweep.pipeline.spec import parse
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import verify
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.execute import provenance
+from schedsweep.pipeline.store.export import merge
+from schedsweep.pipeline.spec.sweep import parse
 
 SPEC = 'name = "live"\nworkload = "mm1"\nreplications = 4\nseed = 1\n[sweep]\narrival_rate = [0.3, 0.5]\n'
 

@@ -71,9 +71,9 @@ import json, resource, sys
 import numpy as np
 from pathlib import Path
 import schedsweep
-from schedsweep.pipeline.spec import load, workload_of
+from schedsweep.pipeline.spec.sweep import load, workload_of
 try:
-    from schedsweep.pipeline.shipped import folder
+    from schedsweep.pipeline.base.shipped import folder
     jobs = folder("jobs")
 except ImportError:  # older commits: the specs shipped beside the code of the wheel
     jobs = Path(schedsweep.__file__).parent / "jobs"

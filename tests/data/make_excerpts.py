@@ -5,7 +5,7 @@
 
 Each excerpt is the full log's header, kept line for line (with its ``Acknowledge`` line),
 two note lines saying what was cut, then whole windows of consecutive data lines, verbatim.
-The input must have the catalogue's SHA-256 (``pipeline/traces.toml``), so an excerpt is
+The input must have the catalogue's SHA-256 (``pipeline/spec/traces.toml``), so an excerpt is
 known to come from the catalogued bytes; the output is gzip with no time stamp, so running
 the script again writes the same bytes.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from schedsweep.pipeline import traces  # noqa: E402
+from schedsweep.pipeline.spec import traces  # noqa: E402
 
 #: catalogue name -> windows (first data line, 0-based; number of lines)
 WINDOWS = {

@@ -258,7 +258,7 @@ def _check_trace(path: str, max_procs: int, conversion: str = "textbook") -> lis
 
 
 def job_records(params: Mapping[str, Any], seed: int, replication: int | None = None) -> dict[str, np.ndarray]:
-    """Per-job records of replication ``seed`` (``pipeline.records``): one row per job and
+    """Per-job records of replication ``seed`` (``pipeline.store.records``): one row per job and
     node it ran on (``size`` = its processes there), ``status`` 0 completed, 1 killed at its
     estimate, 2 never started, and its ``estimate`` (s; the requested time of a jobs.csv
     export). Generated flows and traces without the packet network; a trace window

@@ -261,7 +261,7 @@ def run_batch(params: Mapping[str, Any], seeds: np.ndarray) -> dict[str, np.ndar
 
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
     """Per-job records of replication ``seed``: the cycle's planned windows, one row per job
-    and node (``pipeline.records``; ``schedsweep gantt`` draws them)."""
+    and node (``pipeline.store.records``; ``schedsweep gantt`` draws them)."""
     from .cycle import run_cycle
     from .metrics import cycle_records
 

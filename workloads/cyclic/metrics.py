@@ -72,7 +72,7 @@ def cycle_metrics(cycle: Cycle, interval: float) -> dict[str, float | np.ndarray
 
 
 def cycle_records(cycle: Cycle) -> dict[str, np.ndarray]:
-    """Per-job records of a cycle's plan (``pipeline.records``): one row per job and node of
+    """Per-job records of a cycle's plan (``pipeline.store.records``): one row per job and node of
     its window, ``end`` = start + that node's slot length, ``size`` 1 (one slot), ``status`` 0
     scheduled, 2 postponed (one row, node -1, NaN times). The batch arrives at the cycle's
     start, so ``submit`` is 0."""

@@ -469,7 +469,7 @@ def default_params(**overrides: Any) -> dict[str, Any]:
 
 
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """Per-task records of replication ``seed`` (``pipeline.records``), from the event trace:
+    """Per-task records of replication ``seed`` (``pipeline.store.records``), from the event trace:
     one row per time a task ran on a machine (``size`` 1), ``status`` 0 completed, 1
     interrupted by the machine's failure (the task was resubmitted and has a later row), 2
     never started, 3 still running at the end (``end`` = the end of the run)."""

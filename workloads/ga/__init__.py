@@ -46,7 +46,7 @@ source gives P subpopulations on P modules, not the cost of their parts)*:
   (benchmarks/ga_cost_claims.py): the costs do not change the search.
 
 ``island_execution = "dask"`` runs each island's epochs as tasks on the sweep's own Dask
-cluster (:mod:`.dask_islands`, ``pipeline.subtasks``); results are identical to ``in_process``
+cluster (:mod:`.dask_islands`, ``pipeline.execution.subtasks``); results are identical to ``in_process``
 and the wall time per generation and per exchange are recorded (``wall_per_generation``,
 ``wall_per_migration``).
 
@@ -227,7 +227,7 @@ def ga_settings(params: Mapping[str, Any]) -> GASettings:
 
 def uses_cluster(params: Mapping[str, Any]) -> bool:
     """The replications submit their islands as tasks to the sweep's Dask cluster
-    (``pipeline.subtasks``): the GA with ``island_execution = "dask"``."""
+    (``pipeline.execution.subtasks``): the GA with ``island_execution = "dask"``."""
     return params["island_execution"] == "dask" and params["algorithm"] == "ga"
 
 
@@ -309,7 +309,7 @@ def _model_times(out: dict[str, np.ndarray], r: int, res: PlanResult) -> None:
 
 
 def job_records(params: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """Per-job records of replication ``seed`` (``pipeline.records``): one row per process
+    """Per-job records of replication ``seed`` (``pipeline.store.records``): one row per process
     of every job scheduled, on its computing unit (``size`` 1; ``submit`` = the job's
     arrival, ``start``/``end`` its slot), ``status`` 0. The same run as ``run_batch``'s
     (in-process islands)."""

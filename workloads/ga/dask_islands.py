@@ -2,7 +2,7 @@
 
 The replication (in its child process of a Dask worker) drives the run: each island's
 initial population, each epoch and each selection of emigrants is one task
-(:func:`pipeline.subtasks.submit`: run in a worker's replication process, ahead of waiting
+(:func:`pipeline.execution.subtasks.submit`: run in a worker's replication process, ahead of waiting
 replication batches), the island states stay on the workers, migrants travel from task to
 task as small arrays, and the driver only gathers each epoch's best-per-generation history
 for the stop rule. The schedule of calls is :func:`islands.drive`, the same as in one
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 
-from schedsweep.pipeline import subtasks
+from schedsweep.pipeline.execution import subtasks
 
 from .islands import GASettings, IslandResult, drive
 from .model import Problem

@@ -1,0 +1,1 @@
+"""Leaves every layer shares: errors, output, seeds, statistics, conventions, code identity; imports nothing above."""

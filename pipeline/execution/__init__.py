@@ -1,0 +1,1 @@
+"""Running a sweep: pilot, tasks, executors (local, Dask, Slurm), child processes, sizing."""

@@ -1,0 +1,1 @@
+"""Reading stores: tables, plots, reports, scorecards, catalogues and questions across stores."""

@@ -1,0 +1,1 @@
+"""The resumable zarr result store: layout, shards and journal, integrity, records, export."""
