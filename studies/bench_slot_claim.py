@@ -35,11 +35,11 @@ import numpy as np
 
 from schedsweep.pipeline.base.seeding import replication_seeds
 from schedsweep.workloads._contract import defaults, substreams
-from schedsweep.workloads.environment import job_on_nodes
 from schedsweep.workloads.slot_selection import PARAMS, environment_of, search
-from schedsweep.workloads.slot_selection.candidates import valid, window_values
-from schedsweep.workloads.slot_selection.exactsum import fsum, sum_le
-from schedsweep.workloads.slot_selection.greedy import greedy_runtime
+from schedsweep.workloads.slots.candidates import valid, window_values
+from schedsweep.workloads.slots.environment import job_on_nodes
+from schedsweep.workloads.slots.exactsum import fsum, sum_le
+from schedsweep.workloads.slots.greedy import greedy_runtime
 
 RULES = ("spec", "later", "lower_cost", "higher_cost", "per_start")
 OTHERS = ("amp", "min_cost", "min_proc_time", "csa")

@@ -1,8 +1,8 @@
 """Plain-Python oracles for the ``cyclic`` workload: obvious, slow, no numba.
 
 - :func:`brute_dp`: the best combination by enumerating every one.
-- :func:`naive_alternatives`: the literal rounds procedure with the slot-selection
-  workload's public ``aep_search`` and ``cut_window``.
+- :func:`naive_alternatives`: the literal rounds procedure with the public
+  ``aep_search`` and ``cut_window`` of ``workloads.slots`` (shared with slot selection).
 - :func:`naive_shift`: CSS-S by trying every candidate time in increasing order.
 - :func:`naive_backfill`: backfilling by trying every candidate time (``now``, slot starts,
   busy ends) in increasing order at every event.
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from schedsweep.workloads.slot_selection.aep import aep_search, cut_window
+from schedsweep.workloads.slots.aep import aep_search, cut_window
 
 EPS = 1e-9
 

@@ -13,7 +13,7 @@ from schedsweep.workloads.cyclic import PARAMS, run_cycle
 from schedsweep.workloads.cyclic.backfilling import backfill
 from schedsweep.workloads.cyclic.batch import job_matrices
 from schedsweep.workloads.cyclic.cycle import batch_of, environment_of
-from schedsweep.workloads.environment import Environment
+from schedsweep.workloads.slots.environment import Environment
 
 SETTINGS = settings(max_examples=30, deadline=None)
 

@@ -17,7 +17,7 @@ from schedsweep.workloads.cyclic.frsm import sub_batches
 from schedsweep.workloads.cyclic.search import FIRST_FIT, USER_CRITERIA_EXACT, USER_CRITERIA_SOURCE, first_fit
 from schedsweep.workloads.cyclic.shift import shift_plan
 from schedsweep.workloads._contract import substreams
-from schedsweep.workloads.slot_selection.aep import aep_search, cut_window
+from schedsweep.workloads.slots.aep import aep_search, cut_window
 
 SETTINGS = settings(max_examples=25, deadline=None)
 NAMES_SOURCE = ("amp", "min_runtime", "min_finish", "min_cost")

@@ -19,9 +19,9 @@ from schedsweep.pipeline.store.integrity import open_store
 from schedsweep.pipeline.store.zarrstore import read_failures
 from schedsweep.workloads import slot_selection as ss
 from schedsweep.workloads.kernel_support.plugins import PluginError, resolve
-from schedsweep.workloads.environment import generate_environment, job_on_nodes
-from schedsweep.workloads.slot_selection.aep import aep_search
 from schedsweep.workloads.slot_selection.plugins import CRITERION, plugin_search
+from schedsweep.workloads.slots.aep import aep_search
+from schedsweep.workloads.slots.environment import generate_environment, job_on_nodes
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MIN_COST = "schedsweep.workloads.slot_selection.plugins:min_cost"

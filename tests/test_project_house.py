@@ -203,6 +203,85 @@ def test_layer_check_catches_an_upward_import():
         "schedsweep.workloads.mm1 (workloads) imports schedsweep.pipeline.base.stats (base)"]
 
 
+# Inside workloads/ (one layer of the table above), CONTRIBUTING's finer rule: a workload imports
+# its own package, what every workload may use (SUPPORT) and the kernel packages workloads share
+# (SHARED); a shared package imports only itself and SUPPORT, so following a kernel never climbs
+# into another workload. Imports out of workloads/ are the layer table's (DOORS).
+WORKLOADS = "schedsweep.workloads"
+#: What every module under workloads/ may import: the contract and the kernel support.
+SUPPORT = ("_contract", "kernel_support")
+#: Each kernel package two workloads share, with the workloads that import it.
+SHARED = {"slots": ("cyclic", "slot_selection")}
+#: A single-module workload's kernel, in a module of its own so that declaring the workload
+#: (``schedsweep workloads``) imports no numba.
+KERNEL_OF = {"_lindley": "mm1"}
+
+
+def _unit(name: str) -> str:
+    """The folder or top-level module under workloads/ that module ``name`` belongs to ('' for
+    the registry, ``schedsweep.workloads`` itself)."""
+    return name[len(WORKLOADS) + 1:].split(".")[0] if name.startswith(WORKLOADS + ".") else ""
+
+
+def _inside(name: str) -> bool:
+    return name == WORKLOADS or name.startswith(WORKLOADS + ".")
+
+
+def _allowed(unit: str) -> set[str]:
+    if unit in SUPPORT or unit == "":
+        return set(SUPPORT)
+    if unit in SHARED or unit in KERNEL_OF:
+        return {*SUPPORT, unit}
+    return {*SUPPORT, unit, *SHARED, *(k for k, owner in KERNEL_OF.items() if owner == unit)}
+
+
+def workload_import_violations(graph: dict[str, set[str]]) -> list[str]:
+    """One line per import between two modules under workloads/ that the finer rule does not allow."""
+    found = []
+    for name in sorted(filter(_inside, graph)):
+        allowed = _allowed(_unit(name))
+        for target in sorted(filter(_inside, graph[name])):
+            if target == WORKLOADS or _unit(target) not in allowed:
+                found.append(f"{name} imports {target}: allowed are {', '.join(sorted(allowed))} under "
+                             f"{WORKLOADS} (a kernel two workloads share goes into a package of SHARED)")
+    return found
+
+
+def test_workload_rule_catches_an_import_of_another_workload():
+    w = WORKLOADS
+    graph = {f"{w}.cyclic.search": {f"{w}.slot_selection.aep", f"{w}.slots.aep", f"{w}.kernel_support.jit"},
+             f"{w}.slots.aep": {f"{w}.slots.exactsum", f"{w}.cyclic.dp"},
+             f"{w}.ga.model": {f"{w}._contract", "schedsweep.pipeline.base.stats"},
+             f"{w}.mm1": {f"{w}._lindley"}, f"{w}.cluster.simulator": {f"{w}._lindley"},
+             f"{w}.desktop_grid": {w}, "schedsweep.pipeline.spec.sweep": {f"{w}.cluster"}}
+    bad = [line.split(":")[0] for line in workload_import_violations(graph)]
+    assert bad == [f"{w}.cluster.simulator imports {w}._lindley", f"{w}.cyclic.search imports {w}.slot_selection.aep",
+                   f"{w}.desktop_grid imports {w}", f"{w}.slots.aep imports {w}.cyclic.dp"]
+
+
+def test_workloads_import_only_their_own_package_the_support_and_the_shared_kernels():
+    graph = import_graph()
+    found = workload_import_violations(graph)
+    assert not found, "imports inside workloads/ the rule does not allow (function-level imports count):\n" \
+        + "\n".join(found)
+    for module, target in DOORS:   # each door is still used (else it goes)
+        assert target in graph[module], f"{module} no longer imports {target}: close the door in DOORS"
+    for shared, users in SHARED.items():   # SHARED says who shares each package
+        importers = {_unit(n) for n, targets in graph.items() if _unit(n) not in ("", shared)
+                     and any(_unit(t) == shared for t in filter(_inside, targets))}
+        assert importers == set(users) and len(users) >= 2, (shared, sorted(importers))
+
+
+def test_every_folder_of_workloads_is_a_workload_or_declared_in_the_workload_rule():
+    from schedsweep import workloads
+
+    units = {_unit(n) for n in import_graph()} - {""}
+    declared = set(SUPPORT) | set(SHARED) | set(KERNEL_OF)
+    assert declared <= units, sorted(declared - units)
+    assert units - declared == set(workloads.names()), "a module under workloads/ that is no workload " \
+        "belongs in SUPPORT, SHARED or KERNEL_OF of tests/test_project_house.py"
+
+
 @pytest.mark.parametrize("folder", ["workloads", "pipeline"])
 def test_only_the_schedsweep_name_imports(folder):
     """``import workloads`` with a checkout's root on the path would compile kernels cached

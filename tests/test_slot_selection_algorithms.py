@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive_slot_selection as naive
-from schedsweep.workloads.environment import generate_environment, job_on_nodes
-from schedsweep.workloads.slot_selection.aep import aep_search, cut_window, draw_uniforms
 from schedsweep.workloads.slot_selection.csa import csa_search
+from schedsweep.workloads.slots.aep import aep_search, cut_window, draw_uniforms
+from schedsweep.workloads.slots.environment import generate_environment, job_on_nodes
 
 EXACT = ("amp", "alp", "min_cost", "min_runtime_exact", "min_finish_exact", "min_proc_time_exact")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

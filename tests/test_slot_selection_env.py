@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from schedsweep.workloads.environment import generate_environment, job_on_nodes
+from schedsweep.workloads.slots.environment import generate_environment, job_on_nodes
 
 
 def _envs(count, seed=0, **kw):

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive_slot_selection as naive
-from schedsweep.workloads.environment import generate_environment, job_on_nodes
-from schedsweep.workloads.slot_selection.aep import aep_search
-from schedsweep.workloads.slot_selection.greedy import greedy_runtime
+from schedsweep.workloads.slots.aep import aep_search
+from schedsweep.workloads.slots.environment import generate_environment, job_on_nodes
+from schedsweep.workloads.slots.greedy import greedy_runtime
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -76,7 +76,7 @@ def test_kernel_names_a_package_hands_on_are_the_kernel_modules_own():
     from schedsweep.workloads.cyclic import cycle, dp
     from schedsweep.workloads.cyclic import run_cycle
     from schedsweep.workloads.desktop_grid import timeline
-    from schedsweep.workloads.slot_selection import aep
+    from schedsweep.workloads.slots import aep
 
     assert run_cycle is cycle.run_cycle and cyclic.STRATEGIES is dp.STRATEGIES
     assert cluster.simulate is simulator.simulate and cluster.simulator is simulator

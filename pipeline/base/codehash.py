@@ -5,7 +5,7 @@ different models without a word (``schedsweep run --allow-changed-code`` to say 
 meant). The files are found from the source, not from what happens to be imported: the
 workload's own module (every ``.py`` under it if it is a package), then, transitively,
 every module of the same top-level package its files import (``cyclic`` imports
-``slot_selection``'s scans, a user's model may import helpers of its own package).
+the scans of ``workloads.slots``, a user's model may import helpers of its own package).
 Imports of other top-level packages are dependencies: their installed versions are kept.
 """
 from __future__ import annotations

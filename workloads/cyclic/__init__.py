@@ -1,7 +1,7 @@
 """``cyclic``: cyclic batch scheduling in a virtual organisation (CSS, FRSM, CSS-S, BF, CSS+BF).
 
 Model: ``docs/models/cyclic.md`` (environment and AEP from ``docs/models/slot_selection.md``). One replication =
-one scheduling cycle: a fresh environment (:mod:`workloads.environment`) and a batch of
+one scheduling cycle: a fresh environment (:mod:`workloads.slots.environment`) and a batch of
 ``jobs`` jobs (:mod:`.batch`), scheduled by ``method``:
 
 - ``css``: alternatives by first fit with cutting (:mod:`.alternatives`), one per job per
@@ -80,7 +80,7 @@ import numpy as np
 from .._contract import QUANTILES, Metric, Param, empty_outputs
 from ..kernel_support.lazy import handed_on
 from ..kernel_support.plugins import fails_loudly
-from ..environment import ENVIRONMENT_PARAMS
+from ..slots.environment import ENVIRONMENT_PARAMS
 from .batch import CRITERION_NAMES
 from .choices import BUDGET_RULES, COMBINATIONS, METHODS, STRATEGIES, TIME_QUANTITIES, VARIANTS, VO_LIMITS
 from .points import PLUGINS

@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from .._contract import substreams
-from ..environment import Environment, generate_environment
+from ..slots.environment import Environment, generate_environment
 from .backfilling import backfill
 from .batch import Batch, draw_batch, job_matrices, priority_order
 from .choices import METHODS  # handed on from here too

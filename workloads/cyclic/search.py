@@ -1,10 +1,11 @@
-"""The one place where ``cyclic`` calls the AEP kernels of ``slot_selection``.
+"""The one place where ``cyclic`` calls the AEP scan kernels (:mod:`workloads.slots.aep`,
+shared with ``slot_selection``).
 
 Everything else in this package goes through :func:`find_window` (one AEP scan inside a
-numba kernel) and :func:`cut_spans` (remove windows from a slot list), so a change of the
-slot-selection kernel's signature touches only this module. Beware numba's cache: a cached
-kernel here embeds the slot-selection kernels it calls and is not invalidated when their
-file changes; after changing them, delete ``workloads/cyclic/__pycache__/*.nb[ic]``.
+numba kernel) and :func:`cut_spans` (remove windows from a slot list), so a change of a
+scan kernel's signature touches only this module. A cached kernel here embeds the scan
+kernels it calls, and numba checks only this file: ``kernel_support.numba_cache`` drops
+every cache when any workload source changes.
 
 :func:`first_fit` is AMP again, for the repeated first-fit searches of the alternatives
 rounds, where it is most of a cycle's time. It returns AMP's window (a test checks it against
@@ -19,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernel_support.jit import kernel
-from ..slot_selection.aep import _scan_amp, _scan_greedy, _scan_min_cost, _scan_runtime_exact
-from ..slot_selection.exactsum import sum_le
+from ..slots.aep import scan_amp, scan_greedy, scan_min_cost, scan_runtime_exact
+from ..slots.exactsum import sum_le
 
 # criterion codes of :func:`find_window` (ours: the scan kernels are one per family)
 AMP, MIN_COST, MIN_RUNTIME, MIN_RUNTIME_EXACT, MIN_FINISH, MIN_FINISH_EXACT = range(6)
@@ -36,15 +37,15 @@ FIRST_FIT = AMP
 def find_window(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion):
     """One AEP scan on a sorted slot list: ``(found, start, nodes int64[n] ascending)``."""
     if criterion == AMP:
-        result = _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
+        result = scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
     elif criterion == MIN_COST:
-        result = _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
+        result = scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n)
     elif criterion == MIN_RUNTIME_EXACT or criterion == MIN_FINISH_EXACT:
-        result = _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget,
-                                     n, criterion == MIN_FINISH_EXACT)
+        result = scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget,
+                                    n, criterion == MIN_FINISH_EXACT)
     else:   # MIN_RUNTIME, MIN_FINISH: the source's greedy with the "swap" budget test
-        result = _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                              criterion == MIN_FINISH, np.bool_(False))  # not the literal: one compile
+        result = scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                             criterion == MIN_FINISH, np.bool_(False))  # not the literal: one compile
     return result[0], result[1], result[2]
 
 

@@ -1,12 +1,13 @@
 """Keep numba's on-disk caches consistent with the source.
 
 numba checks only the source file of each cached kernel, but our kernels call kernels of
-sibling modules and of other workloads (``cyclic`` inlines ``slot_selection``'s scans), so
-an edit of one module could leave others running stale machine code. At import we hash
-every workload module; when the hash differs from the one stamped beside the caches, all
-``*.nbi``/``*.nbc`` files of our modules are deleted and numba recompiles on first use:
-under ``workloads/`` (numba's ``__pycache__``), or under ``NUMBA_CACHE_DIR`` when that is
-set (a cache on a shared file system for every worker of a cluster, docs/running-on-slurm.md, "Compilation").
+sibling modules and of shared packages (``cyclic`` and ``slot_selection`` inline the scans
+of ``slots``), so an edit of one module could leave others running stale machine code. At
+import we hash every workload module; when the hash differs from the one stamped beside the
+caches, all ``*.nbi``/``*.nbc`` files of our modules are deleted and numba recompiles on
+first use: under ``workloads/`` (numba's ``__pycache__``), or under ``NUMBA_CACHE_DIR`` when
+that is set (a cache on a shared file system for every worker of a cluster,
+docs/running-on-slurm.md, "Compilation").
 A fresh checkout has no caches and only writes the stamp.
 
 A cache built on another CPU is not ours to drop: numba keys every cached entry by the CPU

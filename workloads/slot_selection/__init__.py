@@ -1,12 +1,12 @@
 """``slot_selection``: co-allocating one parallel job on non-dedicated resources (AEP family).
 
 Model: ``docs/models/slot_selection.md``. One replication = one freshly generated environment
-(:mod:`workloads.environment`) and one search by ``algorithm``. In a sweep ``algorithm`` is
+(:mod:`workloads.slots.environment`) and one search by ``algorithm``. In a sweep ``algorithm`` is
 a dimension: with common random numbers every algorithm regenerates the same environment
 for replication r from the same seed, so comparisons are paired.
 
 Random streams of a replication, in this order: environment (performances, prices, local
-load, local tasks; see :mod:`workloads.environment`); algorithm draws (always spawned; only
+load, local tasks; see :mod:`workloads.slots.environment`); algorithm draws (always spawned; only
 ``min_proc_time`` uses it: ``random((slots, random_window_retries + 1, n))``, row i for
 scan step i, whether or not the step has n candidates).
 
@@ -32,9 +32,10 @@ chosen against the TY values of ``docs/reproduction.md`` (``jobs/slot-selection.
 |relative difference|) 12.1% -> 6.1% at 1000 replications, every published value within 15%;
 ``benchmarks/calibration.md`` (slot selection), commands in :data:`CALIBRATION_COMMANDS`.
 
-Building blocks for other workloads (``cyclic``): :func:`workloads.environment.generate_environment`,
-:func:`workloads.environment.job_on_nodes`, :func:`.aep.aep_search`, :func:`.aep.cut_window`,
-:func:`.csa.csa_search`.
+The environment and the AEP scan are :mod:`workloads.slots`, shared with ``cyclic``
+(:func:`~workloads.slots.environment.generate_environment`, :func:`~workloads.slots.aep.aep_search`,
+:func:`~workloads.slots.aep.cut_window`); this package adds CSA (:mod:`.csa`) and the plug-in
+criterion (:mod:`.plugins`).
 """
 from __future__ import annotations
 
@@ -46,14 +47,14 @@ import numpy as np
 from .._contract import Metric, Param, empty_outputs, substreams
 from ..kernel_support.lazy import handed_on
 from ..kernel_support.plugins import fails_loudly, is_path, resolve
-from ..environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
-from .choices import AEP_ALGORITHMS
+from ..slots.environment import ENVIRONMENT_PARAMS, generate_environment, job_on_nodes
+from ..slots.choices import AEP_ALGORITHMS
 from .points import CRITERION, PLUGINS
 
 # The declarations import no numba (``schedsweep workloads`` lists them quickly); the kernels
 # are imported by :func:`search`, and handed on when asked for.
-__getattr__ = handed_on(__name__, {"Window": ".aep", "aep_search": ".aep", "cut_window": ".aep",
-                                   "draw_uniforms": ".aep", "Alternatives": ".csa", "csa_search": ".csa",
+__getattr__ = handed_on(__name__, {"Window": "..slots.aep", "aep_search": "..slots.aep", "cut_window": "..slots.aep",
+                                   "draw_uniforms": "..slots.aep", "Alternatives": ".csa", "csa_search": ".csa",
                                    "plugin_search": ".plugins"})
 
 ALGORITHMS = AEP_ALGORITHMS + ("csa",)
@@ -152,7 +153,7 @@ def environment_of(params: Mapping[str, Any], rng: np.random.Generator):
 
 def search(params: Mapping[str, Any], env, algo_rng: np.random.Generator) -> tuple[Window | Alternatives, float]:
     """Run ``params['algorithm']`` on ``env``; returns the result and the search wall time (s)."""
-    from .aep import aep_search, draw_uniforms
+    from ..slots.aep import aep_search, draw_uniforms
     from .csa import csa_search
     from .plugins import plugin_search
 

@@ -18,9 +18,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernel_support.jit import inline_kernel, kernel
-from .aep import _all_nodes
-from .candidates import cheapest, window_values
-from .exactsum import fsum, sum_le
+from ..slots.aep import all_nodes
+from ..slots.candidates import cheapest, window_values
+from ..slots.exactsum import fsum, sum_le
 
 
 class Alternatives(NamedTuple):
@@ -168,6 +168,6 @@ def csa_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
     """CSA on a slot list sorted by start (ties by node id); see the module docstring."""
     if n < 1:
         raise ValueError(f"n (job_slots) must be >= 1, got {n}")
-    mask = _all_nodes(node_len.shape[0]) if node_mask is None else np.asarray(node_mask, np.bool_)
+    mask = all_nodes(node_len.shape[0]) if node_mask is None else np.asarray(node_mask, np.bool_)
     start, nodes = _csa(slot_node, slot_start, slot_end, node_len, node_cost, mask, float(budget), int(n))
     return summarise(start, nodes, node_len, node_cost)

@@ -29,9 +29,9 @@ import numpy as np
 
 from ..kernel_support.jit import kernel
 from ..kernel_support.plugins import PluginError
-from .aep import Window, _keep, _result, _state
-from .candidates import cheapest_within, window_values
-from .exactsum import fsum, sum_le
+from ..slots.aep import Window, keep_best, scan_result, scan_state
+from ..slots.candidates import cheapest_within, window_values
+from ..slots.exactsum import fsum, sum_le
 from .points import CRITERION, PLUGINS  # noqa: F401 - declared without numba, for the listing
 
 CRITERION_SIG = CRITERION.numba_signature
@@ -50,7 +50,7 @@ def min_cost(t, window, node_len, node_cost, cand_end):
 def _scan_plugin(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n, criterion, bad):
     """The min_cost scan with ``criterion``'s value in place of the cost. On a NaN value it
     stops with ``bad = [t, slot index]`` (else ``bad[0]`` stays NaN)."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
     best_value = np.inf
     start = np.nan
@@ -78,8 +78,8 @@ def _scan_plugin(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
             break
         if value < best_value:
             best_value = value
-            start = _keep(W, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(W, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 def plugin_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarray, node_len: np.ndarray,

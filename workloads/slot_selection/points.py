@@ -25,7 +25,7 @@ CRITERION = PluginPoint(
           ("cand_end", "float64[nodes]: end of node k's current candidate slot, -inf when none (time)")),
     returns="float: the window's value, smaller is better (NaN is an impossible value)",
     builtins=(("min_cost", "schedsweep.workloads.slot_selection.plugins:min_cost"),),
-    helpers="schedsweep.workloads.slot_selection.exactsum.fsum(values, k): correctly rounded sum of values[:k]",
+    helpers="schedsweep.workloads.slots.exactsum.fsum(values, k): correctly rounded sum of values[:k]",
     notes="The scan runs as min_cost: at each step the window is the new slot plus the n - 1 cheapest other "
           "valid candidates, kept if its cost fits the budget; the best value so far changes only on a strict "
           "improvement. All arrays read-only.",

@@ -1,10 +1,10 @@
 """The AEP scan and the algorithms that run on it (``docs/models/slot_selection.md``, "The AEP scan").
 
-One numba kernel per criterion family (``_scan_amp``, ``_scan_min_cost``, ...) walks the
+One numba kernel per criterion family (``scan_amp``, ``scan_min_cost``, ...) walks the
 slots in scan order (non-decreasing start, ties by lower node id), keeps at most one
 candidate slot per node and evaluates each step by its criterion. Inputs are flat arrays
 (the environment's slot list) and per node the job's slot length ``node_len`` and slot
-cost ``node_cost`` (see :func:`workloads.environment.job_on_nodes`); :func:`aep_search`
+cost ``node_cost`` (see :func:`.environment.job_on_nodes`); :func:`aep_search`
 is the typed wrapper.
 
 Why the step functions may look only at windows that contain the slot just added: a
@@ -56,7 +56,7 @@ class Window(NamedTuple):
 
 
 @kernel
-def _state(node_len, n):
+def scan_state(node_len, n):
     """Candidate bookkeeping and window buffers of one scan."""
     nodes = node_len.shape[0]
     return (np.full(nodes, -np.inf), np.full(nodes, -1, np.int64), np.empty(n + 1, np.int64),
@@ -64,7 +64,7 @@ def _state(node_len, n):
 
 
 @kernel
-def _result(start, best, best_slots, node_len, node_cost, n, vals):
+def scan_result(start, best, best_slots, node_len, node_cost, n, vals):
     """``(found, start, nodes, slots, runtime, proc_time, cost)`` of the best window (start NaN: none)."""
     if np.isnan(start):
         return False, np.nan, np.empty(0, np.int64), np.empty(0, np.int64), np.nan, np.nan, np.nan
@@ -87,7 +87,7 @@ def _min_len(node_len, node_mask):
 
 
 @kernel
-def _keep(W, n, t, cand_slot, best, best_slots):
+def keep_best(W, n, t, cand_slot, best, best_slots):
     """Record window ``W[:n]`` at ``t`` as the best so far (nodes ascending)."""
     best[:] = np.sort(W[:n])
     for q in range(n):
@@ -96,9 +96,9 @@ def _keep(W, n, t, cand_slot, best, best_slots):
 
 
 @kernel
-def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
+def scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """amp (and alp): the first step whose n cheapest candidates fit the budget."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
     for i in range(slot_node.shape[0]):
         k = slot_node[i]
@@ -108,15 +108,15 @@ def _scan_amp(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, b
             cand_slot[k] = i
         if cheapest(cost_order, cand_end, node_len, t, n, -1, W) == n and \
                 sum_le(vals, n, window_values(W, n, node_cost, vals), budget):
-            start = _keep(W, n, t, cand_slot, best, best_slots)
-            return _result(start, best, best_slots, node_len, node_cost, n, vals)
-    return _result(np.nan, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(W, n, t, cand_slot, best, best_slots)
+            return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
+    return scan_result(np.nan, best, best_slots, node_len, node_cost, n, vals)
 
 
 @kernel
-def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
+def scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_cost: the new slot plus the n - 1 cheapest other candidates, at every step."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
     best_cost = np.inf
     start = np.nan
@@ -138,15 +138,15 @@ def _scan_min_cost(slot_node, slot_start, slot_end, node_len, node_cost, node_ma
         approx = window_values(W, n, node_cost, vals)
         if sum_le(vals, n, approx, budget) and sum_lt(vals, n, approx, best_cost):
             best_cost = fsum(vals, n)
-            start = _keep(W, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(W, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @kernel
-def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                        finish):
+def scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                       finish):
     """min_runtime_exact / min_finish_exact (``finish``): the best window with the new slot."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     len_order = node_orders(node_len, node_cost)[1]
     min_len = _min_len(node_len, node_mask)
     best_value = np.inf
@@ -167,15 +167,15 @@ def _scan_runtime_exact(slot_node, slot_start, slot_end, node_len, node_cost, no
                                offset, W, vals)
         if R < np.inf:
             best_value = offset + R
-            start = _keep(W, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(W, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @kernel
-def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                 finish, literal):
+def scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                finish, literal):
     """min_runtime / min_finish (``finish``): the source's greedy on all candidates, every step."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     cost_order = np.argsort(node_cost, kind="mergesort")
     min_len = _min_len(node_len, node_mask)
     best_value = np.inf
@@ -192,15 +192,15 @@ def _scan_greedy(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
         R = greedy_runtime(cost_order, cand_end, node_len, node_cost, t, n, budget, literal, W, vals)
         if R < np.inf and offset + R < best_value:
             best_value = offset + R
-            start = _keep(W, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(W, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @kernel
-def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
-                 uniforms, retries):
+def scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n,
+                uniforms, retries):
     """min_proc_time: one random n-subset per step, the smallest processor time kept."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     cands = np.empty(node_len.shape[0], np.int64)
     best_value = np.inf
     start = np.nan
@@ -214,14 +214,14 @@ def _scan_random(slot_node, slot_start, slot_end, node_len, node_cost, node_mask
             approx = window_values(W, n, node_len, vals)
             if sum_lt(vals, n, approx, best_value):
                 best_value = fsum(vals, n)
-                start = _keep(W, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+                start = keep_best(W, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 @kernel
-def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
+def scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_mask, budget, n):
     """min_proc_time_exact: the best window with the new slot, by branch and bound."""
-    cand_end, cand_slot, W, vals, best, best_slots = _state(node_len, n)
+    cand_end, cand_slot, W, vals, best, best_slots = scan_state(node_len, n)
     len_order = node_orders(node_len, node_cost)[1]
     nodes = node_len.shape[0]
     inc = np.empty(n, np.int64)
@@ -252,8 +252,8 @@ def _scan_proc_exact(slot_node, slot_start, slot_end, node_len, node_cost, node_
                                 gnode, gstart, gsize, glen, smc, take, lvl_k, lvl_proc, lvl_cost,
                                 inc, inc_val, W, vals, sa, sb):
             best_value = inc_val[0]
-            start = _keep(inc, n, t, cand_slot, best, best_slots)
-    return _result(start, best, best_slots, node_len, node_cost, n, vals)
+            start = keep_best(inc, n, t, cand_slot, best, best_slots)
+    return scan_result(start, best, best_slots, node_len, node_cost, n, vals)
 
 
 # ---------------------------------------------------------------- wrappers
@@ -289,7 +289,7 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
     if n < 1:
         raise ValueError(f"n (job_slots) must be >= 1, got {n}")
     nodes = node_len.shape[0]
-    mask = _all_nodes(nodes) if node_mask is None else np.asarray(node_mask, np.bool_)
+    mask = all_nodes(nodes) if node_mask is None else np.asarray(node_mask, np.bool_)
     if algorithm == "alp":
         limit_runtime = job_runtime if job_runtime is not None else 1.0
         mask = mask & alp_mask(node_len, node_cost, budget, n, limit_runtime, alp_limit)
@@ -302,17 +302,17 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
                          "use draw_uniforms(rng, slots, n, retries)")
     args = (slot_node, slot_start, slot_end, node_len, node_cost, mask, budget_used, int(n))
     if algorithm in ("amp", "alp"):
-        out = _scan_amp(*args)
+        out = scan_amp(*args)
     elif algorithm == "min_cost":
-        out = _scan_min_cost(*args)
+        out = scan_min_cost(*args)
     elif algorithm in ("min_runtime_exact", "min_finish_exact"):
-        out = _scan_runtime_exact(*args, algorithm == "min_finish_exact")
+        out = scan_runtime_exact(*args, algorithm == "min_finish_exact")
     elif algorithm in ("min_runtime", "min_finish"):
-        out = _scan_greedy(*args, algorithm == "min_finish", greedy_budget_test == "literal")
+        out = scan_greedy(*args, algorithm == "min_finish", greedy_budget_test == "literal")
     elif algorithm == "min_proc_time":
-        out = _scan_random(*args, uniforms, int(random_window_retries))
+        out = scan_random(*args, uniforms, int(random_window_retries))
     else:
-        out = _scan_proc_exact(*args)
+        out = scan_proc_exact(*args)
     found, start, win_nodes, win_slots, runtime, proc_time, cost = out
     return Window(found, start, win_nodes, win_slots, runtime, start + runtime, proc_time, cost)
 
@@ -320,7 +320,7 @@ def aep_search(slot_node: np.ndarray, slot_start: np.ndarray, slot_end: np.ndarr
 _ALL_NODES: dict[int, np.ndarray] = {}
 
 
-def _all_nodes(nodes: int) -> np.ndarray:
+def all_nodes(nodes: int) -> np.ndarray:
     """An all-true mask, built once per size (kernels never write it)."""
     mask = _ALL_NODES.get(nodes)
     if mask is None:

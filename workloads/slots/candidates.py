@@ -1,4 +1,4 @@
-"""Candidate bookkeeping shared by the AEP kernels (``aep``, ``greedy``, ``exact``, ``csa``).
+"""Candidate bookkeeping shared by the AEP kernels (``aep``, ``greedy``, ``exact``, slot_selection's ``csa``).
 
 During a scan each node has at most one candidate slot, kept as ``cand_end[node]`` (its
 end; ``-inf`` when none): the scan adds a slot at its start and the candidate is valid at

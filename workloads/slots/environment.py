@@ -1,4 +1,4 @@
-"""The non-dedicated computing environment of the slot-selection and cyclic workloads.
+"""The non-dedicated computing environment of the slot_selection and cyclic workloads.
 
 Model: ``docs/models/slot_selection.md`` ("The environment"). One replication = one freshly generated
 environment: ``nodes`` CPU nodes with a performance and a price per time unit, each with
@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._contract import Param
+from .._contract import Param
 
 #: The environment parameters shared by every workload built on this generator
 #: (slot_selection, cyclic): declared once so their names, ranges and texts never drift.
@@ -153,7 +153,7 @@ def generate_environment(rng: np.random.Generator, nodes: int = 100, interval: f
     perf = draw_performance(rng, nodes, perf_min, perf_max, perf_integer)
     price = node_prices(perf, draw_price_deviation(rng, nodes, price_sigma), float(perf_min), price_exponent)
     load = draw_local_load(rng, nodes, local_load_min, local_load_max)
-    from ._local_tasks import local_schedule   # numba: imported when an environment is drawn, not to declare
+    from .local_tasks import local_schedule   # numba: imported when an environment is drawn, not to declare
 
     node, start, end = local_schedule(rng, load, float(interval), float(local_task_min), float(local_task_max))
     node, start, end = sort_slots(node, start, end)

@@ -1,11 +1,11 @@
 """The numba kernel of :mod:`.environment`: local tasks and free slots of every node (the
 draws and formulas are documented there). Kept apart so that importing the environment's
-parameters (the slot workloads' declarations) does not import numba."""
+parameters (the declarations of slot_selection and cyclic) does not import numba."""
 from __future__ import annotations
 
 import numpy as np
 
-from .kernel_support.jit import kernel
+from ..kernel_support.jit import kernel
 
 
 @kernel

@@ -1,7 +1,0 @@
-"""The names the slot selection workload's ``algorithm`` takes, without numba (the
-declarations read them here; :mod:`.aep` hands them on)."""
-from __future__ import annotations
-
-#: The algorithms of the scan (``alp`` runs as ``amp`` on its eligible nodes; ``csa`` is in :mod:`.csa`).
-AEP_ALGORITHMS = ("amp", "alp", "min_cost", "min_runtime", "min_runtime_exact", "min_finish",
-                  "min_finish_exact", "min_proc_time", "min_proc_time_exact")
