@@ -17,8 +17,9 @@ import psutil
 import xarray as xr
 
 from schedsweep import pipeline
-from schedsweep.pipeline import store as store_mod
-from schedsweep.pipeline.executors import open_executor
+from schedsweep.pipeline.store import zarrstore as store_mod
+from schedsweep.pipeline.execution.executors import open_executor
+from schedsweep.pipeline.execution.sizing import TASK_COST
 from tests.test_pipeline_run import SPEC, _data
 
 
@@ -39,6 +40,7 @@ def test_the_scheduler_runs_in_its_own_process_on_loopback_with_the_clients_conf
         assert ex.dashboard_link.startswith("http://127.0.0.1:")
         assert client.run_on_scheduler(_worker_ttl) == 42.0  # the client's setting, which the test of frozen workers needs
         assert client.submit(pow, 3, 4, pure=False).result() == 81
+        assert ex.task_cost == TASK_COST["dask"]  # the pilot's rule costs this route as two processes
     assert not psutil.pid_exists(scheduler_pid) or psutil.Process(scheduler_pid).status() == psutil.STATUS_ZOMBIE
 
 
@@ -47,6 +49,7 @@ def test_the_scheduler_ends_when_its_client_is_killed(tmp_path):
     script.write_text(textwrap.dedent("""\
         import os, sys, time
         from schedsweep.pipeline.executors import open_executor
+from schedsweep.pipeline.execution.sizing import TASK_COST
         if __name__ == "__main__":
             with open_executor(workers=1, cluster="dask") as ex:
                 print(ex.client.run_on_scheduler(os.getpid), flush=True)
