@@ -1,6 +1,7 @@
 """Where tasks run: in this process (``workers=0``), in threads of this process each with its
-own replication process (the local default), a Dask LocalCluster (``cluster='dask'``), a
-scheduler address or scheduler file, or Slurm through dask-jobqueue. Each is a context
+own replication process (the local default), a Dask cluster of this machine
+(``cluster='dask'``, its scheduler in a process of its own), a scheduler address or
+scheduler file, or Slurm through dask-jobqueue. Each is a context
 manager yielding an object with ``submit``, ``completed_groups``, ``results`` and ``n_workers``.
 
 Wherever a task runs, its replications run in a child process of it (``pipeline.execution.child``),
@@ -143,7 +144,7 @@ class ProcessExecutor:
     The work already runs in child processes (for time limits and crash isolation), so
     Dask's worker processes would only add imports, a scheduler and a network hop: on a
     small sweep that is about a second of start-up and a tenth more CPU (benchmarks/README.md,
-    "Small sweeps"). ``--cluster dask`` keeps a Dask LocalCluster, with its dashboard.
+    "Small sweeps"). ``--cluster dask`` keeps a Dask cluster (:func:`local_cluster`), with its dashboard.
     """
 
     dashboard_link = None
