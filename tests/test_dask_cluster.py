@@ -48,8 +48,7 @@ def test_the_scheduler_ends_when_its_client_is_killed(tmp_path):
     script = tmp_path / "client.py"
     script.write_text(textwrap.dedent("""\
         import os, sys, time
-        from schedsweep.pipeline.executors import open_executor
-from schedsweep.pipeline.execution.sizing import TASK_COST
+        from schedsweep.pipeline.execution.executors import open_executor
         if __name__ == "__main__":
             with open_executor(workers=1, cluster="dask") as ex:
                 print(ex.client.run_on_scheduler(os.getpid), flush=True)

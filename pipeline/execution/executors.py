@@ -387,8 +387,9 @@ def _scheduler_process() -> type:
     from distributed.deploy.subprocess import SubprocessScheduler
 
     class _SchedulerProcess(SubprocessScheduler):
-        """A Dask scheduler in a process of its own (``python -m schedsweep.pipeline.executors``),
-        started with this process's Dask configuration; its address comes back on its stdout.
+        """A Dask scheduler in a process of its own (``python -m
+        schedsweep.pipeline.execution.executors``), started with this process's Dask
+        configuration; its address comes back on its stdout.
 
         Its own session, so a Ctrl-C or hang-up of the terminal reaches the client alone, which
         decides how the run stops and then closes it; it exits by itself when this process
@@ -404,16 +405,16 @@ def _scheduler_process() -> type:
             kwargs = {k: v for k, v in self.scheduler_kwargs.items() if k != "scheduler_file"}
             env = dict(os.environ, DASK_INTERNAL_INHERIT_CONFIG=dask.config.serialize(dask.config.global_config))
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "schedsweep.pipeline.executors", json.dumps(kwargs),
+                sys.executable, "-m", "schedsweep.pipeline.execution.executors", json.dumps(kwargs),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, start_new_session=True)
             try:
                 line = await asyncio.wait_for(self.process.stdout.readline(), self.timeout)
             except asyncio.TimeoutError:
                 line = b""
             if not line:
-                raise RuntimeError(f"the Dask scheduler's process (`{sys.executable} -m schedsweep.pipeline.executors`) "
-                                   f"did not start within {self.timeout} s (exit code {self.process.returncode}); "
-                                   "its errors are above")
+                raise RuntimeError(f"the Dask scheduler's process (`{sys.executable} -m "
+                                   f"schedsweep.pipeline.execution.executors`) did not start within {self.timeout} s "
+                                   f"(exit code {self.process.returncode}); its errors are above")
             self.address = json.loads(line)["address"]
 
     return _SchedulerProcess
