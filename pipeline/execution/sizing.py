@@ -32,13 +32,14 @@ class TaskCost:
         return self.client + self.scheduler if self.shared else max(self.client, self.scheduler)
 
 
-# Per route, the upper ends measured. local: the client's threads and store writes, no
-# scheduler (benchmarks/bench_tasks.py). dask: client and scheduler in processes of their own,
-# with sleeping replications on up to 32 workers (benchmarks/bench_workers.py,
-# benchmarks/results/workers.json). slurm: dask-jobqueue keeps the scheduler in the client's
-# process; bench_tasks measured that process as a whole over TLS (client, scheduler, store).
+# Per route, the upper ends measured, rounded up. local: the client's threads and store
+# writes, no scheduler (benchmarks/bench_tasks.py). dask: client and scheduler in processes of
+# their own, with sleeping replications on 16 and 32 workers (benchmarks/bench_workers.py,
+# benchmarks/results/workers.json: about 1 ms and 3 ms). slurm: dask-jobqueue keeps the
+# scheduler in the client's process; bench_tasks measured that process as a whole over TLS
+# (client, scheduler, store writes).
 TASK_COST = {"local": TaskCost(client=1.6e-3),
-             "dask": TaskCost(client=1.5e-3, scheduler=1.5e-3),
+             "dask": TaskCost(client=1.0e-3, scheduler=3.2e-3),
              "slurm": TaskCost(client=2.7e-3, shared=True)}
 PROCESS_SHARE = 0.5  # of one core that the tasks may keep the client, or the scheduler, busy
 
