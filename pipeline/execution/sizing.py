@@ -39,7 +39,7 @@ class TaskCost:
 # scheduler in the client's process; bench_tasks measured that process as a whole over TLS
 # (client, scheduler, store writes).
 TASK_COST = {"local": TaskCost(client=1.6e-3),
-             "dask": TaskCost(client=1.0e-3, scheduler=3.2e-3),
+             "dask": TaskCost(client=1.1e-3, scheduler=3.2e-3),
              "slurm": TaskCost(client=2.7e-3, shared=True)}
 PROCESS_SHARE = 0.5  # of one core that the tasks may keep the client, or the scheduler, busy
 
