@@ -721,8 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", type=_address, help="address of a running Dask scheduler, e.g. tls://host:8786")
     run.add_argument("--scheduler-file", type=_existing_file, help="Dask scheduler file (the sbatch route)")
     run.add_argument("--cluster", choices=("local", "dask", "slurm"), default="local",
-                     help="local: worker processes on this machine (default); dask: a Dask LocalCluster "
-                          "(with its dashboard); slurm: Dask workers as Slurm jobs")
+                     help="local: worker processes on this machine (default); dask: a Dask cluster on this machine "
+                          "(its scheduler in a process of its own, with its dashboard); slurm: Dask workers as Slurm jobs")
     run.add_argument("--batch-size", type=_int_in(1, 10_000_000), help="replications per task (skips the pilot)")
     run.add_argument("--batch-seconds", type=_float_in(0, 86_400), help="target wall time of one task (default 2)")
     run.add_argument("--retry-failed", action="store_true", help="also rerun replications marked failed")

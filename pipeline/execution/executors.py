@@ -1,6 +1,7 @@
 """Where tasks run: in this process (``workers=0``), in threads of this process each with its
-own replication process (the local default), a Dask LocalCluster (``cluster='dask'``), a
-scheduler address or scheduler file, or Slurm through dask-jobqueue. Each is a context
+own replication process (the local default), a Dask cluster of this machine
+(``cluster='dask'``, its scheduler in a process of its own), a scheduler address or
+scheduler file, or Slurm through dask-jobqueue. Each is a context
 manager yielding an object with ``submit``, ``completed_groups``, ``results`` and ``n_workers``.
 
 Wherever a task runs, its replications run in a child process of it (``pipeline.execution.child``),
@@ -9,6 +10,7 @@ so ``workers=0`` keeps the client safe from a replication that crashes or hangs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import queue
@@ -142,7 +144,7 @@ class ProcessExecutor:
     The work already runs in child processes (for time limits and crash isolation), so
     Dask's worker processes would only add imports, a scheduler and a network hop: on a
     small sweep that is about a second of start-up and a tenth more CPU (benchmarks/README.md,
-    "Small sweeps"). ``--cluster dask`` keeps a Dask LocalCluster, with its dashboard.
+    "Small sweeps"). ``--cluster dask`` keeps a Dask cluster (:func:`local_cluster`), with its dashboard.
     """
 
     dashboard_link = None
@@ -337,13 +339,10 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
             # Workers arrive over time; size batches for the most the cluster will have.
             expected = getattr(dask_cluster, "max_workers", None) or (slurm_options or {}).get("jobs")
         elif cluster == "dask":
-            from distributed import LocalCluster
-
             # Nannies restart dead workers the same way, so __main__ stays hidden while the cluster lives.
             stack.enter_context(_workers_skip_main())
             n = workers or os.cpu_count() or 1
-            dask_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            dask_cluster = local_cluster(n)
             expected = n
         else:
             raise ValueError(f"cluster must be 'local', 'dask' or 'slurm', not {cluster!r}")
@@ -357,6 +356,92 @@ def open_executor(workers: int | None = None, scheduler: str | None = None,
             if cluster == "dask":
                 _kill_local_workers(dask_cluster)
             raise
+
+
+def local_cluster(workers: int) -> Any:
+    """The Dask cluster of ``--cluster dask``: ``workers`` single-threaded worker processes
+    (each with its nanny, as a LocalCluster's) and the scheduler in a process of its own, all
+    listening on 127.0.0.1 only, the dashboard too.
+
+    A LocalCluster keeps its scheduler in the client's process, where both take CPU for every
+    task: the first of the two limits as workers grow (docs/running-on-slurm.md, "Sizing").
+    The caller closes it (closing kills the scheduler's process, which also ends when this
+    process does)."""
+    from distributed import Nanny, SpecCluster
+    from distributed.worker_memory import parse_memory_limit
+
+    scheduler = {"cls": _scheduler_process(),
+                 "options": {"scheduler_kwargs": {"host": "127.0.0.1", "port": 0, "dashboard": True,
+                                                  "dashboard_address": "127.0.0.1:0"}}}
+    worker = {"cls": Nanny, "options": {"nthreads": 1, "host": "127.0.0.1", "dashboard": False,
+                                         "silence_logs": logging.ERROR,
+                                         "memory_limit": parse_memory_limit("auto", 1, workers, logger=logging.getLogger(__name__))}}
+    return SpecCluster(workers=dict.fromkeys(range(workers), worker), scheduler=scheduler, worker=worker,
+                       silence_logs=logging.ERROR, name="schedsweep")
+
+
+@functools.cache
+def _scheduler_process() -> type:
+    """The class of the scheduler's process, made on first use: it subclasses a class of ``distributed``,
+    which this module does not import until a Dask route is chosen."""
+    from distributed.deploy.subprocess import SubprocessScheduler
+
+    class _SchedulerProcess(SubprocessScheduler):
+        """A Dask scheduler in a process of its own (``python -m
+        schedsweep.pipeline.execution.executors``), started with this process's Dask
+        configuration; its address comes back on its stdout.
+
+        Its own session, so a Ctrl-C or hang-up of the terminal reaches the client alone, which
+        decides how the run stops and then closes it; it exits by itself when this process
+        goes (its stdin, a pipe from here, ends)."""
+
+        async def _start(self) -> None:
+            import asyncio
+            import json
+
+            import dask
+
+            # The address comes on stdout, not in the scheduler file SubprocessScheduler names (never removed).
+            kwargs = {k: v for k, v in self.scheduler_kwargs.items() if k != "scheduler_file"}
+            env = dict(os.environ, DASK_INTERNAL_INHERIT_CONFIG=dask.config.serialize(dask.config.global_config))
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "schedsweep.pipeline.execution.executors", json.dumps(kwargs),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+            try:
+                line = await asyncio.wait_for(self.process.stdout.readline(), self.timeout)
+            except asyncio.TimeoutError:
+                line = b""
+            if not line:
+                raise RuntimeError(f"the Dask scheduler's process (`{sys.executable} -m "
+                                   f"schedsweep.pipeline.execution.executors`) did not start within {self.timeout} s "
+                                   f"(exit code {self.process.returncode}); its errors are above")
+            self.address = json.loads(line)["address"]
+
+    return _SchedulerProcess
+
+
+def serve_scheduler(scheduler_kwargs: dict[str, Any]) -> None:
+    """The scheduler's process: a ``distributed.Scheduler`` with these keyword arguments; its
+    address printed as one JSON line on stdout; ends when its stdin does (the client gone)."""
+    import asyncio
+    import json
+
+    from distributed import Scheduler
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # as the LocalCluster's silence_logs did
+
+    def exit_with_client() -> None:
+        sys.stdin.buffer.read()
+        os._exit(0)
+
+    async def serve() -> None:
+        async with Scheduler(**scheduler_kwargs) as scheduler:
+            print(json.dumps({"address": scheduler.address}), flush=True)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing else goes to the client's pipe
+            threading.Thread(target=exit_with_client, daemon=True).start()
+            await scheduler.finished()
+
+    asyncio.run(serve())
 
 
 def _kill_local_workers(dask_cluster: Any) -> None:
@@ -430,3 +515,9 @@ def _workers_skip_main() -> Iterator[None]:
         for k, v in hidden.items():
             setattr(main, k, v)
 
+
+
+if __name__ == "__main__":  # the scheduler's process of local_cluster
+    import json
+
+    serve_scheduler(json.loads(sys.argv[1]))

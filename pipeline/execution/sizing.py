@@ -18,21 +18,49 @@ from ..spec.limits import client_bytes, gb
 MANY_FILES = 1_000_000  # a store with more files than this is warned about (parallel file systems)
 
 
-# CPU seconds one task costs the busiest process on its route (benchmarks/bench_tasks.py,
-# the upper ends measured): on the local route the client (its threads, the store writes);
-# on a Dask LocalCluster and on Slurm the client's process, which also holds the scheduler.
-TASK_COST = {"local": 1.6e-3, "dask": 4.0e-3, "slurm": 2.7e-3}
-CLIENT_SHARE = 0.5  # of one core that taking results may use: the client also writes the store
+@dataclass(frozen=True)
+class TaskCost:
+    """CPU seconds one task costs the client (taking its result, writing the store) and the
+    scheduler (taking it in, sending it out, its result's message back), and whether the two
+    share one process, whose core then carries both."""
+    client: float
+    scheduler: float = 0.0
+    shared: bool = False
+
+    def busiest(self) -> float:
+        """CPU seconds per task of the busiest process."""
+        return self.client + self.scheduler if self.shared else max(self.client, self.scheduler)
 
 
-def task_seconds(work: float, workers: int, batch_seconds: float, task_cost: float,
+# Per route, the upper ends measured, rounded up. local: the client's threads and store
+# writes, no scheduler (benchmarks/bench_tasks.py). dask: client and scheduler in processes of
+# their own, with sleeping replications on 16 and 32 workers (benchmarks/bench_workers.py,
+# benchmarks/results/workers.json: about 1 ms and 3 ms). slurm: dask-jobqueue keeps the
+# scheduler in the client's process; bench_tasks measured that process as a whole over TLS
+# (client, scheduler, store writes).
+TASK_COST = {"local": TaskCost(client=1.6e-3),
+             "dask": TaskCost(client=1.1e-3, scheduler=3.2e-3),
+             "slurm": TaskCost(client=2.7e-3, shared=True)}
+PROCESS_SHARE = 0.5  # of one core that the tasks may keep the client, or the scheduler, busy
+
+
+def task_seconds(work: float, workers: int, batch_seconds: float, cost: TaskCost,
                  tasks_per_worker: int = 8) -> float:
     """Seconds one task should take: ``batch_seconds``, shortened so that each worker gets
     ``tasks_per_worker`` tasks of a short sweep (no idle tail), but never so short that
-    ``workers`` finishing tasks keep the client (or the scheduler) busier than CLIENT_SHARE of
-    a core: ``workers / T * task_cost <= CLIENT_SHARE``. ``work`` is the sweep's CPU seconds."""
-    spread = min(batch_seconds, max(work / (tasks_per_worker * max(workers, 1)), 1e-3))
-    return max(spread, workers * task_cost / CLIENT_SHARE)
+    ``workers`` finishing tasks keep the client or the scheduler busier than PROCESS_SHARE of
+    a core: ``workers / T * c <= PROCESS_SHARE`` for c each of ``cost.client`` and
+    ``cost.scheduler`` (their sum when they share a process). ``work`` is the sweep's CPU seconds.
+
+    Then lengthened to whole rounds: ``work / (workers * T)`` tasks per worker rounded down to
+    an integer (where it is at least 1), so the last round keeps every worker busy as the
+    others do. Without it, 10**4 s of work on 1,000 workers in tasks of 3 s is 3.3 rounds,
+    the fourth a third full: 83% busy at best; in 3 rounds of 3.3 s, all of it."""
+    workers = max(workers, 1)
+    spread = min(batch_seconds, max(work / (tasks_per_worker * workers), 1e-3))
+    t = max(spread, workers * cost.busiest() / PROCESS_SHARE)
+    rounds = math.floor(work / (workers * t) * (1 + 1e-12))  # 15.000000000000002 rounds are 15
+    return work / (workers * rounds) if rounds >= 1 else t
 
 
 @dataclass(frozen=True)
