@@ -24,10 +24,11 @@ from schedsweep.pipeline.spec.sweep import parse
 N = 12
 
 
-def _store(path: Path, seed: int, values: np.ndarray) -> Path:
-    """An mm1 store of 2 cells whose mean_wait in cell k, replication r is ``values[k, r]``."""
+def _store(path: Path, seed: int, values: np.ndarray, params: str = "") -> Path:
+    """An mm1 store of 2 cells whose mean_wait in cell k, replication r is ``values[k, r]``
+    (``params``: lines of its [params] table)."""
     spec = parse(f'name = "{path.stem}"\nworkload = "mm1"\nreplications = {N}\nseed = {seed}\n'
-                 "[sweep]\narrival_rate = [0.3, 0.5]\n")
+                 f"[params]\n{params}\n[sweep]\narrival_rate = [0.3, 0.5]\n")
     module = workloads.get("mm1")
     store_mod.create(path, spec, module, 4, provenance(spec, module))
     writer = store_mod.Writer(path, spec, module)

@@ -294,7 +294,7 @@ def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant:
         excludes_zero = np.isfinite(rec["ci_low"]) and (rec["ci_low"] > 0 or rec["ci_high"] < 0)
         sig = " sig" if mark_significant and excludes_zero else ""
         text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan), deterministic=det)
-        if baseline and baseline[0] in rec and tables._same_value(rec[baseline[0]], baseline[1]):
+        if baseline and baseline[0] in rec and tables.is_baseline(rec[baseline[0]], baseline):
             text = "(baseline)"  # its difference with itself: no "0 ± 0" interval
         cells.append(f"<td class='pm{sig}'>{_e(text)}</td>")
         for c in values:
@@ -367,7 +367,7 @@ def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
         table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True,
-                            baseline=tuple(str(result.attrs["paired"]).split("=", 1)))
+                            baseline=result.attrs.get("baseline"))
         out.append(_metric_heading(ds, metric) + table)
     return "\n".join(out)
 
