@@ -606,7 +606,14 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .read.report import write_report
 
-    if Path(args.store).is_dir() and not (Path(args.store) / "zarr.json").is_file():  # a folder of stores
+    if len(args.store) > 1:  # stores compared on one page
+        from .read.index import write_across
+
+        output = args.output or str(Path(args.store[0]).parent / "across.html")
+        print(write_across(args.store, output, args.paired, args.level, args.figure_format, args.allow_mixed))
+        return 0
+    args.store = args.store[0]
+    if _several([args.store]):  # a folder of stores
         from .read.index import write_index
 
         print(write_index(args.store, args.output, args.paired, args.level, args.figure_format))
@@ -828,11 +835,20 @@ def build_parser() -> argparse.ArgumentParser:
     upg.set_defaults(func=_upgrade)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store; of a folder: a page "
-                                           "listing its stores with their verdicts and reports")
-    report.add_argument("store", help="a store, or a folder of stores (the page: DIR/index.html, each "
-                                      "store's report beside it; --paired store=NAME adds cross-store tables)")
-    report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
-    report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
+                                           "listing its stores with their verdicts and reports; of several "
+                                           "stores: one page comparing them")
+    report.add_argument("store", nargs="+", metavar="STORE",
+                        help="a store; a folder of stores (the page: DIR/index.html, each store's report beside "
+                             "it; --paired store=NAME adds the comparison across stores of each workload); or "
+                             "several stores of one workload: one page comparing them (figure, tables, the "
+                             "difference against the first store or --paired)")
+    report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html; of several stores "
+                                               "across.html beside the first)")
+    report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension; across "
+                                         "stores, the first store)")
+    report.add_argument("--allow-mixed", action="store_true",
+                        help="with several stores: compare stores made by different model code or with metrics "
+                             "in different units (the differences are printed on the page)")
     report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)

@@ -196,13 +196,14 @@ def main_dimension(ds: xr.Dataset) -> str:
 
 
 def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95,
-                     metrics: list[str] | None = None) -> tuple[Figure, str]:
+                     metrics: list[str] | None = None, hue: str | None = None) -> tuple[Figure, str]:
     """Every defined metric (``metrics``, default :func:`defined_metrics`) against sweep
-    dimension ``x`` (one panel each) and the figure's caption."""
+    dimension ``x`` (one panel each) and the figure's caption; ``hue``: the dimension drawn as
+    one line per value (default :func:`choose_hue`; across stores, the stores')."""
     metrics = defined_metrics(ds) if metrics is None else metrics
     if not metrics:
         raise QueryError("no metric of the store has a defined value: nothing to draw")
-    hue = choose_hue(ds, x)
+    hue = hue or choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
     # Fixed margins in inches (constrained layout costs seconds for a dozen panels): below
@@ -355,13 +356,18 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[keep]
 
 
-def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str]) -> str:
+def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str],
+                result: xr.Dataset | None = None, how: str | None = None) -> str:
+    """The paired comparison against ``paired``'s baseline; ``result`` and ``how``: the
+    statistics already computed and how (across stores: :func:`pipeline.across.compare`)."""
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
-    result = tables.compute(ds, defined or None, (), paired, None, level)
+    if result is None:
+        result = tables.compute(ds, defined or None, (), paired, None, level)
     long = _long_frame(result)
-    out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
-           f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
+    how = how or "same replication seeds, so the comparison is paired"
+    out = [f"<p>Difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
+           f"({_e(how)}), with its {level:.0%} CI; "
            "bold where the CI excludes zero. As <code>schedsweep table --paired "
            f"{_e(paired)}</code>." + _deterministic_note(result) + "</p>"]
     for metric in result.data_vars:
