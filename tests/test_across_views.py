@@ -182,3 +182,83 @@ def test_plot_refuses_other_code_in_one_line_unless_allowed(tmp_path, samples, c
     assert len(err) == 1 and "b.zarr was made by other model code than a.zarr" in err[0] and "--allow-mixed" in err[0]
     assert cli.main(["plot", str(first), str(other), "--metric", "mean_wait", "--allow-mixed"]) == 0
     assert "mixed: b.zarr was made by other model code than a.zarr (ffffffffffff" in capsys.readouterr().err
+
+
+# -- the page of several stores ---------------------------------------------------------
+
+def _cells(parsed, section: str, metric: str) -> dict[tuple, dict]:
+    """A report table's rows keyed by their (dimension, text) pairs."""
+    return {tuple(sorted(r["keys"].items())): r for r in parsed.tables[(section, metric)]}
+
+
+def test_report_of_several_stores_compares_them_on_one_page(tmp_path, samples, capsys):
+    from tests.test_plot_report import parse_report
+
+    a, b, c = samples
+    paths = [_store(tmp_path / f"{n}.zarr", s, v, f"service_rate = {r}")
+             for n, s, v, r in (("x", 1, a, 1.0), ("y", 2, b, 1.5), ("z", 3, c, 2.0))]
+    page = tmp_path / "site" / "compare.html"
+    capsys.readouterr()
+    assert cli.main(["report", *map(str, paths), "-o", str(page)]) == 0
+    assert capsys.readouterr().out.strip() == str(page)
+    text = page.read_text()
+    assert "src='http" not in text and "<script" not in text  # self-contained: loads nothing
+    assert "across stores along service_rate, the one spec parameter that differs" in text
+    assert "one line per service_rate" in text and "Welch&#x27;s unpaired interval" in text
+    parsed = parse_report(page)
+    assert len(parsed.images) == 1 and parsed.images[0].startswith("data:image/png;base64,")
+    means = _cells(parsed, "metrics", "mean_wait")
+    diffs = _cells(parsed, "paired", "mean_wait")
+    for rate_of_store, name, values in ((1.0, "x.zarr", a), (1.5, "y.zarr", b), (2.0, "z.zarr", c)):
+        for k, rate in enumerate((0.3, 0.5)):
+            key = (("arrival_rate", str(rate)), ("service_rate", str(rate_of_store)), ("store", name))
+            half = _t(N - 1) * values[k].std(ddof=1) / math.sqrt(N)
+            assert means[key]["values"]["mean"] == pytest.approx(values[k].mean(), rel=1e-12)
+            assert means[key]["values"]["half_width"] == pytest.approx(half, rel=1e-12)
+            if values is a:
+                assert diffs[key]["text"] == "(baseline)"
+                continue
+            mean, half = _welch(values[k], a[k])  # the first store is the baseline by default
+            assert diffs[key]["values"]["mean"] == pytest.approx(mean, rel=1e-12)
+            assert diffs[key]["values"]["half_width"] == pytest.approx(half, rel=1e-12)
+    from tests.test_index_page import _Links
+
+    links = _Links()
+    links.feed(text)
+    assert links.rows[0][0] == "store" and [r[0] for r in links.rows[1:4]] == ["x.zarr", "y.zarr", "z.zarr"]
+    assert all(f"ok ({2 * N}/{2 * N} done)" in r for r in links.rows[1:4]) and links.links == []  # the catalogue, no links
+
+
+def test_report_of_several_stores_refuses_other_code_before_writing(tmp_path, samples, capsys):
+    a, b, _ = samples
+    first = _store(tmp_path / "a.zarr", 1, a)
+    other = _store(tmp_path / "b.zarr", 1, b)
+
+    def recode(meta):
+        code = json.loads(meta["attributes"]["code"][len("json:"):])
+        code["hash"] = "e" * 64
+        meta["attributes"]["code"] = "json:" + json.dumps(code)
+
+    _edit_root(other, recode)
+    page = tmp_path / "out.html"
+    capsys.readouterr()
+    assert cli.main(["report", str(first), str(other), "-o", str(page)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "other model code" in err[0] and not page.exists()
+    assert cli.main(["report", str(first), str(other), "-o", str(page), "--allow-mixed"]) == 0
+    assert "mixed: b.zarr was made by other model code than a.zarr (eeeeeeeeeeee" in page.read_text()
+    # paired by replication: the stores share their seeds
+    assert "paired by replication across stores" in page.read_text()
+
+
+@pytest.mark.chromium
+def test_report_of_several_stores_renders_in_headless_chromium(tmp_path, samples, capsys):
+    from tests.test_plot_report import blue_pixels, chromium_binary, render_page
+
+    binary = chromium_binary()
+    a, b, _ = samples
+    paths = [_store(tmp_path / "a.zarr", 1, a), _store(tmp_path / "b.zarr", 1, b)]
+    page = tmp_path / "compare.html"
+    assert cli.main(["report", *map(str, paths), "-o", str(page)]) == 0
+    assert render_page(binary, page, tmp_path / "compare.png", tmp_path / "profile") == []
+    assert blue_pixels(tmp_path / "compare.png") > 500  # the figure's first line is drawn
