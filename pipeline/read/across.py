@@ -145,6 +145,9 @@ def align(tree: xr.DataTree, allow_mixed: bool = False) -> tuple[xr.Dataset, lis
     names = [n.name for n in tree.children.values()]
     param, differ = differing_parameter(datasets) if len(datasets) > 1 else (None, [])
     dim = param or STORE
+    if param:  # in the order of the parameter's values, as a sweep dimension would be
+        order = sorted(range(len(datasets)), key=lambda k: _param_value(datasets[k], param))
+        datasets, names = [datasets[k] for k in order], [names[k] for k in order]
     along = xr.DataArray([_param_value(d, param) for d in datasets] if param else names, dims=dim, name=dim)
     metrics = [m for m in stats.metric_names(datasets[0]) if all(m in d for d in datasets)]
     parts = [d[[*metrics, *(k for k in KEEP if k in d)]] for d in datasets]
