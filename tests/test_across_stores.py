@@ -114,17 +114,23 @@ def _edit_root(path: Path, edit) -> None:
     (path / "zarr.json").write_text(json.dumps(meta))
 
 
+def recode(path: Path, digit: str) -> None:
+    """Mark a store as made by other model code: its code hash all ``digit``."""
+
+    def edit(meta):
+        code = json.loads(meta["attributes"]["code"][len("json:"):])
+        code["hash"] = digit * 64
+        meta["attributes"]["code"] = "json:" + json.dumps(code)
+
+    _edit_root(path, edit)
+
+
 def test_other_code_or_units_are_refused_in_one_line_unless_allowed(tmp_path, values, capsys):
     a, b = values
     first = _store(tmp_path / "a.zarr", 1, a)
     other = _store(tmp_path / "b.zarr", 1, b)
 
-    def recode(meta):
-        code = json.loads(meta["attributes"]["code"][len("json:"):])
-        code["hash"] = "0" * 64
-        meta["attributes"]["code"] = "json:" + json.dumps(code)
-
-    _edit_root(other, recode)
+    recode(other, "0")
     capsys.readouterr()
     assert cli.main(["table", str(first), str(other)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()

@@ -14,7 +14,7 @@ from scipy import stats as st
 
 from schedsweep.pipeline import across, cli, plot
 
-from tests.test_across_stores import N, _edit_root, _store
+from tests.test_across_stores import N, _store, recode
 
 
 @pytest.fixture
@@ -170,12 +170,7 @@ def test_plot_refuses_other_code_in_one_line_unless_allowed(tmp_path, samples, c
     first = _store(tmp_path / "a.zarr", 1, a)
     other = _store(tmp_path / "b.zarr", 1, b)
 
-    def recode(meta):
-        code = json.loads(meta["attributes"]["code"][len("json:"):])
-        code["hash"] = "f" * 64
-        meta["attributes"]["code"] = "json:" + json.dumps(code)
-
-    _edit_root(other, recode)
+    recode(other, "f")
     capsys.readouterr()
     assert cli.main(["plot", str(first), str(other), "--metric", "mean_wait"]) == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
@@ -234,12 +229,7 @@ def test_report_of_several_stores_refuses_other_code_before_writing(tmp_path, sa
     first = _store(tmp_path / "a.zarr", 1, a)
     other = _store(tmp_path / "b.zarr", 1, b)
 
-    def recode(meta):
-        code = json.loads(meta["attributes"]["code"][len("json:"):])
-        code["hash"] = "e" * 64
-        meta["attributes"]["code"] = "json:" + json.dumps(code)
-
-    _edit_root(other, recode)
+    recode(other, "e")
     page = tmp_path / "out.html"
     capsys.readouterr()
     assert cli.main(["report", str(first), str(other), "-o", str(page)]) == cli.EXIT_USAGE

@@ -48,9 +48,8 @@ def comparison_html(paths: list[Path], paired: str | None, level: float = 0.95, 
     (other code or units, no such baseline) is one line saying why."""
     from .across import compare, open_aligned
     from ..base.errors import QueryError
+    from .report import _embed, defined_metrics, dimension_figure, main_dimension, metric_tables_html, paired_html
     from ..base.stats import _plain
-    from .report import dimension_figure, main_dimension, metric_tables_html, paired_html
-    from .report import _embed, defined_metrics
 
     try:
         ds, lines = open_aligned(paths, allow_mixed)
