@@ -62,6 +62,7 @@ def test_stores_that_differ_in_one_parameter_are_aligned_along_it_paired(tmp_pat
         assert row["half_width"] == pytest.approx(_t(N - 1) * d.std(ddof=1) / math.sqrt(N), rel=1e-9)
         base = next(r for r in rows if r["service_rate"] == 1.0 and r["arrival_rate"] == rate)
         assert (base["mean"], base["half_width"]) == (0.0, 0.0)
+    assert _rows(capsys, str(one), str(two), "--paired", "store=slow.zarr")[0] == rows  # a store's name serves too
 
 
 def test_stores_that_differ_in_one_parameter_and_their_seeds_get_welch_along_it(tmp_path, samples, capsys):

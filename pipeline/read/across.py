@@ -118,6 +118,8 @@ def along_line(ds: xr.Dataset) -> str:
     if dim != STORE:
         pairs = ", ".join(f"{s}: {v}" for s, v in zip(ds.attrs["stores"], (stats._plain(v) for v in ds[dim].values)))
         return f"across stores along {dim}, the one spec parameter that differs ({pairs})"
+    if len(ds.attrs["stores"]) == 1:
+        return f"across stores along store: one store ({ds.attrs['stores'][0]})"
     why = (f"{' and '.join(differ)} differ" if len(differ) > 1 else
            f"{differ[0]} has one value in two stores" if differ else "their spec parameters are the same")
     return f"across stores along store: no single spec parameter tells them apart ({why})"
@@ -188,6 +190,21 @@ WELCH_LINE = ("the stores do not share their replications' seeds (common random 
               "interval instead of a paired one")
 
 
+def _by_store_name(ds: xr.Dataset, paired: str | None) -> str | None:
+    """``store=NAME`` where the stores are along a parameter: that store's value of it (a
+    store's name always names a baseline)."""
+    from .tables import parse_assignments
+
+    dim = ds.attrs.get("across", STORE)
+    if not paired or dim == STORE or parse_assignments([paired], "--paired")[0][0] != STORE:
+        return paired
+    name = parse_assignments([paired], "--paired")[0][1]
+    names = [str(n) for n in ds[STORE].values]
+    if name not in names:
+        raise QueryError(f"--paired store={name}: no such store; stores: {', '.join(names)}")
+    return f"{dim}={stats._plain(ds[dim].values[names.index(name)])}"
+
+
 def compare(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str] = (),
             paired: str | None = None, ratio: str | None = None, level: float = 0.95,
             over: str | None = None) -> tuple[xr.Dataset, str | None]:
@@ -197,6 +214,7 @@ def compare(ds: xr.Dataset, metrics: list[str] | None = None, sel: Iterable[str]
     from .tables import compute, parse_assignments, select
 
     dim = ds.attrs.get("across", STORE)
+    paired = _by_store_name(ds, paired)
     if not paired or parse_assignments([paired], "--paired")[0][0] != dim:
         return compute(ds, metrics, sel, paired, ratio, level, over), None
     if shares_seeds(ds):
