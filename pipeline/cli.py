@@ -454,7 +454,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _upgrade(args: argparse.Namespace) -> int:
-    """Rewrite a format-1 store checksummed (pipeline.upgrade), under the store's lock."""
+    """Rewrite a format-1 store checksummed (pipeline.store.upgrade), under the store's lock."""
     from pathlib import Path
 
     from .store.zarrstore import StoreError, is_complete, locked

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from schedsweep.pipeline import across, cli, plot
+from schedsweep.pipeline import cli
+from schedsweep.pipeline.read import across, plot
 
 from tests.test_across_stores import N, _store, recode
 

@@ -13,9 +13,8 @@ import pytest
 
 from schedsweep import pipeline, workloads
 from schedsweep.pipeline import cli
-from schedsweep.pipeline.read import across
-from schedsweep.pipeline.read import verify
-from schedsweep.pipeline.store.zarrstore import zarrstore as store_mod
+from schedsweep.pipeline.read import across, verify
+from schedsweep.pipeline.store import zarrstore as store_mod
 from schedsweep.pipeline.execution.execute import provenance
 from schedsweep.pipeline.spec.sweep import parse
 
