@@ -241,6 +241,10 @@ def test_report_of_several_stores_refuses_other_code_before_writing(tmp_path, sa
     assert "mixed: b.zarr was made by other model code than a.zarr (eeeeeeeeeeee" in page.read_text()
     # paired by replication: the stores share their seeds
     assert "paired by replication across stores" in page.read_text()
+    page.unlink()
+    assert cli.main(["report", str(first), str(other), "-o", str(page), "--allow-mixed", "--paired", "store=c"]) \
+        == cli.EXIT_USAGE
+    assert "store='c' is not in the store" in capsys.readouterr().err and not page.exists()  # a baseline that is not there: refused
 
 
 @pytest.mark.chromium

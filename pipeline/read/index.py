@@ -39,25 +39,29 @@ def _verdict(store: Path, level: float) -> str:
 
 
 def comparison_html(paths: list[Path], paired: str | None, level: float = 0.95, figure_format: str = "png",
-                    allow_mixed: bool = False) -> str:
+                    allow_mixed: bool = False, aligned: tuple[Any, list[str]] | None = None,
+                    refuse: bool = False) -> str:
     """Stores of one workload compared, as HTML: the dimension they are put along (and the
     differences ``allow_mixed`` let through), every defined metric against the main sweep
     dimension with one line per store, the mean ± CI table of each metric per store, and the
     difference against ``paired`` (default: the first store), paired by replication or Welch's
     interval (:func:`pipeline.across.compare`, as ``schedsweep table``). A comparison refused
-    (other code or units, no such baseline) is one line saying why."""
-    from .across import compare, open_aligned
+    (other code or units, no such baseline) is one line saying why (raised, with ``refuse``).
+    ``aligned``: what :func:`pipeline.across.open_aligned` gave for ``paths``, when already opened."""
     from ..base.errors import QueryError
-    from .report import _embed, defined_metrics, dimension_figure, main_dimension, metric_tables_html, paired_html
     from ..base.stats import _plain
+    from .across import compare, open_aligned
+    from .report import _embed, defined_metrics, dimension_figure, main_dimension, metric_tables_html, paired_html
 
     try:
-        ds, lines = open_aligned(paths, allow_mixed)
+        ds, lines = aligned or open_aligned(paths, allow_mixed)
         along = ds.attrs["across"]
         paired = paired or f"{along}={_plain(ds[along].values[0])}"
         defined = defined_metrics(ds)
         result, how = compare(ds, defined or None, (), paired, None, level)
     except QueryError as exc:
+        if refuse:
+            raise
         return f"<p class='muted'>not compared: {_e(exc)}</p>"
     out = ["<p>" + "<br>".join(_e(line) for line in lines) + "</p>"]
     if defined:
@@ -106,13 +110,14 @@ def write_across(paths: list[str | Path], output: str | Path, paired: str | None
     from .stores import catalogue
 
     roots = [Path(p) for p in paths]
-    ds, _ = open_aligned(roots, allow_mixed)  # refused in one line before anything is written
+    aligned = open_aligned(roots, allow_mixed)  # refused in one line before anything is written
+    ds = aligned[0]
     infos = catalogue(roots)
     rows = [(_relative(Path(i.path), roots), i, None, _verdict(Path(i.path), level)) for i in infos]
     title = f"schedsweep: {len(infos)} stores of {ds.attrs.get('workload')} compared along {ds.attrs['across']}"
     body = [f"<h1>{_e(title)}</h1>", _catalogue_table(rows),
             f"<h2>Across stores{': ' + _e(paired) if paired else ''}</h2>",
-            comparison_html(roots, paired, level, figure_format, allow_mixed)]
+            comparison_html(roots, paired, level, figure_format, allow_mixed, aligned, refuse=True)]
     page = Path(output)
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(_page(title, body), encoding="utf-8")
