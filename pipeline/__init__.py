@@ -20,7 +20,7 @@ from schedsweep import __version__  # one version: the package's
 _EXPORTS = {
     "run": "execution.execute", "load": "spec.sweep", "Spec": "spec.sweep", "SpecError": "spec.sweep",
     "open_store": "store.export", "StoreError": "store.zarrstore", "open_stores": "read.across",
-    "align": "read.across", "summary": "base.stats", "describe": "base.stats", "paired": "base.stats",
+    "align": "read.across", "compare": "read.across", "summary": "base.stats", "describe": "base.stats", "paired": "base.stats",
     "ratio": "base.stats",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -362,38 +362,41 @@ def _plain(v: Any) -> Any:
 
 
 def _table_across(args: argparse.Namespace) -> int:
-    """``table A B ...`` or ``table DIR``: the stores along a ``store`` dimension."""
-    from .read.across import align, open_tree, shares_seeds, welch
-    from .read.tables import compute, parse_assignments, render
+    """``table A B ...`` or ``table DIR``: the stores along the one spec parameter that tells
+    them apart, else along ``store``."""
+    from .read.across import compare
+    from .read.tables import render
     from .base.terminal import width
 
-    ds, diffs = align(open_tree(args.store), args.allow_mixed)
-    for line in diffs:  # allowed by --allow-mixed: said, not hidden
-        print(f"mixed: {line}", file=sys.stderr)
-    paired = args.paired
-    if paired and parse_assignments([paired], "--paired")[0][0] == "store" and not shares_seeds(ds):
-        (dim, base), = parse_assignments([paired], "--paired")
-        print("the stores do not share their replications' seeds (common random numbers): Welch's unpaired "
-              "interval instead of a paired one", file=sys.stderr)
-        from .read.tables import select
-
-        result = select(welch(ds, dim, base, args.level, args.metric), args.sel)
-        result.attrs["replications"] = ds.attrs.get("replications")
-    else:
-        if paired and paired.startswith("store="):
-            print("paired by replication across stores: they share their seeds (common random numbers)",
-                  file=sys.stderr)
-        result = compute(ds, args.metric, args.sel, paired, args.ratio, args.level, args.over)
+    ds = _aligned(args.store, args.allow_mixed)
+    result, how = compare(ds, args.metric, args.sel, args.paired, args.ratio, args.level, args.over)
+    if how:
+        print(how, file=sys.stderr)
     print(render(result, args.format, args.by, columns=None if args.wide else width()))
     return 0
+
+
+def _aligned(paths: list[str], allow_mixed: bool) -> Any:
+    """The stores under ``paths`` aligned (pipeline.across.align), saying on stderr along which
+    dimension and each difference --allow-mixed let through."""
+    from .read.across import open_aligned
+
+    ds, lines = open_aligned(paths, allow_mixed)
+    print("\n".join(lines), file=sys.stderr)  # the differences allowed are said, not hidden
+    return ds
+
+
+def _several(paths: list[str]) -> bool:
+    """Several paths, or one folder that is not a store: a question across stores."""
+    one = Path(paths[0])
+    return len(paths) > 1 or (one.is_dir() and not (one / "zarr.json").is_file())
 
 
 def _table(args: argparse.Namespace) -> int:
     from .store.integrity import open_store
     from .read.tables import compute, render
 
-    one = Path(args.store[0])
-    if len(args.store) > 1 or (one.is_dir() and not (one / "zarr.json").is_file()):  # stores, or a folder of them
+    if _several(args.store):  # stores, or a folder of them
         return _table_across(args)
     args.store = args.store[0]
     ds = open_store(args.store)
@@ -588,8 +591,13 @@ def _journal_first_line(store: str) -> None:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from .read.plot import plot_store
+    from .read.plot import plot_across, plot_store
 
+    if _several(args.store):
+        print(plot_across(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level,
+                          args.output, args.allow_mixed))
+        return 0
+    args.store = args.store[0]
     _journal_first_line(args.store)
     print(plot_store(args.store, args.metric, args.x, args.hue, args.sel, args.paired, args.level, args.output))
     return 0
@@ -598,7 +606,14 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .read.report import write_report
 
-    if Path(args.store).is_dir() and not (Path(args.store) / "zarr.json").is_file():  # a folder of stores
+    if len(args.store) > 1:  # stores compared on one page
+        from .read.index import write_across
+
+        output = args.output or str(Path(args.store[0]).parent / "across.html")
+        print(write_across(args.store, output, args.paired, args.level, args.figure_format, args.allow_mixed))
+        return 0
+    args.store = args.store[0]
+    if _several([args.store]):  # a folder of stores
         from .read.index import write_index
 
         print(write_index(args.store, args.output, args.paired, args.level, args.figure_format))
@@ -754,9 +769,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=_show)
 
     table = sub.add_parser("table", help="mean ± CI per cell and metric (of one store, or of several along "
-                                         "a 'store' dimension)")
-    table.add_argument("store", nargs="+", metavar="STORE", help="a store; several stores or a folder of "
-                                                                "stores of one workload: compared along 'store'")
+                                         "the spec parameter that tells them apart, else along 'store')")
+    table.add_argument("store", nargs="+", metavar="STORE",
+                       help="a store; several stores or a folder of stores of one workload: compared along the "
+                            "one spec parameter that tells them apart (one store per queue value: 'queue'), "
+                            "else along 'store'")
     table.add_argument("--allow-mixed", action="store_true",
                        help="compare stores made by different model code or with metrics in different units "
                             "(the differences are printed)")
@@ -778,16 +795,24 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("name", nargs="?", help="a workload: its parameters, metrics, reasons and plug-in points")
     wl.set_defaults(func=_workloads)
 
-    plot = sub.add_parser("plot", help="a metric's mean with CI against a dimension (PNG/SVG)")
-    plot.add_argument("store")
+    plot = sub.add_parser("plot", help="a metric's mean with CI against a dimension (PNG/SVG; of one store, or "
+                                       "of several with the stores as the hue)")
+    plot.add_argument("store", nargs="+", metavar="STORE",
+                      help="a store; several stores or a folder of stores of one workload: one series per "
+                           "store, along the one spec parameter that tells them apart, else along 'store'")
+    plot.add_argument("--allow-mixed", action="store_true",
+                      help="compare stores made by different model code or with metrics in different units "
+                           "(the differences are printed)")
     plot.add_argument("--metric", required=True)
     plot.add_argument("--x", help="dimension on the x axis (default: the only dimension not taken by --sel, "
                                   "--hue or --paired)")
-    plot.add_argument("--hue", help="dimension drawn as one line per value")
+    plot.add_argument("--hue", help="dimension drawn as one line per value (across stores: the stores' "
+                                    "dimension unless it is --x)")
     plot.add_argument("--sel", action="append", default=[], help="DIM=VALUE (repeatable)")
     plot.add_argument("--paired", help="DIM=BASELINE: plot paired differences against the baseline")
     plot.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
-    plot.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store)")
+    plot.add_argument("-o", "--output", help="FILE.png or FILE.svg (default beside the store; across stores "
+                                             "DIR/across-METRIC-X.png, or beside the first store)")
     plot.set_defaults(func=_plot)
 
     gantt = sub.add_parser("gantt", help="one replication's schedule as a Gantt chart (workloads with per-job records)")
@@ -810,11 +835,20 @@ def build_parser() -> argparse.ArgumentParser:
     upg.set_defaults(func=_upgrade)
 
     report = sub.add_parser("report", help="a self-contained HTML report of a store; of a folder: a page "
-                                           "listing its stores with their verdicts and reports")
-    report.add_argument("store", help="a store, or a folder of stores (the page: DIR/index.html, each "
-                                      "store's report beside it; --paired store=NAME adds cross-store tables)")
-    report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html)")
-    report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension)")
+                                           "listing its stores with their verdicts and reports; of several "
+                                           "stores: one page comparing them")
+    report.add_argument("store", nargs="+", metavar="STORE",
+                        help="a store; a folder of stores (the page: DIR/index.html, each store's report beside "
+                             "it; --paired store=NAME adds the comparison across stores of each workload); or "
+                             "several stores of one workload: one page comparing them (figure, tables, the "
+                             "difference against the first store or --paired)")
+    report.add_argument("-o", "--output", help="HTML file (default beside the store: NAME.html; of several stores "
+                                               "across.html beside the first)")
+    report.add_argument("--paired", help="DIM=BASELINE (default: first value of the first dimension; across "
+                                         "stores, the first store)")
+    report.add_argument("--allow-mixed", action="store_true",
+                        help="with several stores: compare stores made by different model code or with metrics "
+                             "in different units (the differences are printed on the page)")
     report.add_argument("--level", type=_float_in(0, 1, high_open=True), default=0.95, help="confidence level (default 0.95)")
     report.add_argument("--figure-format", choices=("png", "svg"), default="png")
     report.set_defaults(func=_report)

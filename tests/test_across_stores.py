@@ -24,10 +24,11 @@ from schedsweep.pipeline.spec.sweep import parse
 N = 12
 
 
-def _store(path: Path, seed: int, values: np.ndarray) -> Path:
-    """An mm1 store of 2 cells whose mean_wait in cell k, replication r is ``values[k, r]``."""
+def _store(path: Path, seed: int, values: np.ndarray, params: str = "") -> Path:
+    """An mm1 store of 2 cells whose mean_wait in cell k, replication r is ``values[k, r]``
+    (``params``: lines of its [params] table)."""
     spec = parse(f'name = "{path.stem}"\nworkload = "mm1"\nreplications = {N}\nseed = {seed}\n'
-                 "[sweep]\narrival_rate = [0.3, 0.5]\n")
+                 f"[params]\n{params}\n[sweep]\narrival_rate = [0.3, 0.5]\n")
     module = workloads.get("mm1")
     store_mod.create(path, spec, module, 4, provenance(spec, module))
     writer = store_mod.Writer(path, spec, module)
@@ -113,17 +114,23 @@ def _edit_root(path: Path, edit) -> None:
     (path / "zarr.json").write_text(json.dumps(meta))
 
 
+def recode(path: Path, digit: str) -> None:
+    """Mark a store as made by other model code: its code hash all ``digit``."""
+
+    def edit(meta):
+        code = json.loads(meta["attributes"]["code"][len("json:"):])
+        code["hash"] = digit * 64
+        meta["attributes"]["code"] = "json:" + json.dumps(code)
+
+    _edit_root(path, edit)
+
+
 def test_other_code_or_units_are_refused_in_one_line_unless_allowed(tmp_path, values, capsys):
     a, b = values
     first = _store(tmp_path / "a.zarr", 1, a)
     other = _store(tmp_path / "b.zarr", 1, b)
 
-    def recode(meta):
-        code = json.loads(meta["attributes"]["code"][len("json:"):])
-        code["hash"] = "0" * 64
-        meta["attributes"]["code"] = "json:" + json.dumps(code)
-
-    _edit_root(other, recode)
+    recode(other, "0")
     capsys.readouterr()
     assert cli.main(["table", str(first), str(other)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()

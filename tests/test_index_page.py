@@ -13,12 +13,12 @@ import pytest
 
 from schedsweep import pipeline, workloads
 from schedsweep.pipeline import cli
-from schedsweep.pipeline.read import verify
+from schedsweep.pipeline.read import across, verify
 from schedsweep.pipeline.store import zarrstore as store_mod
 from schedsweep.pipeline.execution.execute import provenance
 from schedsweep.pipeline.spec.sweep import parse
 
-from tests.test_plot_report import chromium_binary, render_page
+from tests.test_plot_report import chromium_binary, parse_report, render_page
 
 REFERENCED = """name = "{name}"
 workload = "mm1"
@@ -39,16 +39,20 @@ value = 1.4285714285714286
 
 
 class _Links(HTMLParser):
+    """A page's links and the rows of its first table (the catalogue of stores)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.links: list[str] = []
         self.rows: list[list[str]] = []
         self._row: list[str] | None = None
+        self._tables = 0
 
     def handle_starttag(self, tag, attrs):
         if tag == "a":
             self.links.append(dict(attrs)["href"])
-        if tag == "tr":
+        self._tables += tag == "table"
+        if tag == "tr" and self._tables == 1:
             self._row = []
 
     def handle_endtag(self, tag):
@@ -94,8 +98,20 @@ def test_the_page_lists_every_store_with_its_verdict_and_a_report_that_exists(tm
         target = page.parent / link
         assert target.is_file() and f"schedsweep report: {link.removesuffix('.html')}" in target.read_text()
     text = page.read_text()
-    assert "Across stores: store=one.zarr" in text and "paired by replication (the stores share their seeds)" in text
-    assert "two.zarr" in text.split("Across stores")[1]
+    assert "Across stores: store=one.zarr" in text and across.PAIRED_LINE in text
+    assert "across stores along store: no single spec parameter tells them apart" in text
+    # the comparison schedsweep table and plot give: one spec and seed run twice, so every
+    # paired difference is exactly 0, and the figure has one line per store
+    compared = parse_report(page)
+    assert len(compared.images) == 1 and "one line per store" in text
+    rows = compared.tables[("paired", "mean_time_in_system")]
+    assert {r["keys"]["store"] for r in rows} == {"one.zarr", "two.zarr"}
+    assert all(r["values"]["mean"] == 0.0 for r in rows if r["keys"]["store"] == "two.zarr")
+    means = compared.tables[("metrics", "mean_time_in_system")]
+    one = pipeline.open_store(results / "one.zarr")["mean_time_in_system"]
+    for r in means:
+        rate = float(r["keys"]["arrival_rate"])
+        assert r["values"]["mean"] == float(one.sel(arrival_rate=rate).mean())
 
 
 @pytest.mark.chromium

@@ -129,6 +129,12 @@ SETUP: dict[str, list[str]] = {
     VERIFY: [
         f"schedsweep run jobs/mm1.toml {SMALL_MM1}",
     ],
+    # docs/store.md, many stores: one store per service_rate, same seed (paired)
+    "schedsweep table results/mu --paired service_rate=1.0 --metric mean_wait": [
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1} --set sweep.arrival_rate=[0.3,0.5] --store results/mu/slow.zarr",
+        f"schedsweep run jobs/mm1.toml {SMALL_MM1} --set sweep.arrival_rate=[0.3,0.5] --set params.service_rate=1.25 "
+        "--store results/mu/fast.zarr",
+    ],
 }
 
 

@@ -281,7 +281,7 @@ def paired(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,
         if det is not None:
             result = _exact(result, both.values)
         out[m] = _wrap(diff, result)
-    return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}"})
+    return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}", "baseline": (dim, _plain(baseline))})
 
 
 def paired_over(ds: xr.Dataset, dim: str, baseline: Any, over: str, level: float = 0.95,
@@ -324,7 +324,8 @@ def paired_over(ds: xr.Dataset, dim: str, baseline: Any, over: str, level: float
             result = _exact(result, both.isel({over: 0}, drop=True).transpose(*others).values)
         template = da.drop_vars([c for c, v in da.coords.items() if over in v.dims]).isel({over: 0}, drop=True)
         out[m] = _wrap(template.transpose(*others, REP), result)
-    return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}", "over": over})
+    return xr.Dataset(out, attrs={"level": level, "paired": f"{dim}={baseline}", "over": over,
+                                  "baseline": (dim, _plain(baseline))})
 
 
 def ratio(ds: xr.Dataset, dim: str, baseline: Any, level: float = 0.95,

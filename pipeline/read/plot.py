@@ -29,15 +29,19 @@ MAX_HUE = 10
 
 
 def plot_data(ds: xr.Dataset, metric: str, x: str, hue: str | None = None, sel: Iterable[str] = (),
-              paired: str | None = None, level: float = 0.95) -> tuple[xr.DataArray, dict[str, Any]]:
+              paired: str | None = None, level: float = 0.95,
+              result: xr.Dataset | None = None) -> tuple[xr.DataArray, dict[str, Any]]:
     """The statistics to draw (dims: [hue,] x, stat) and the dims fixed at their first value.
 
     Dimensions other than ``x`` and ``hue`` that are neither selected with ``sel`` nor of
     length one are fixed at their first value, and returned so the figure can say so.
+    ``result``: the statistics already computed (across stores, :func:`pipeline.across.compare`,
+    which may give Welch's interval), else those of :func:`pipeline.tables.compute`.
     """
     if hue is not None and hue == x:
         raise QueryError(f"--hue {hue!r} is also --x; choose another dimension")
-    result = tables.compute(ds, [metric], sel, paired, None, level)
+    if result is None:
+        result = tables.compute(ds, [metric], sel, paired, None, level)
     da = result[metric]
     for role, dim in (("--x", x), ("--hue", hue)):
         if dim is not None and dim not in da.dims:
@@ -205,13 +209,15 @@ def caption(da: xr.DataArray, fixed: dict[str, Any]) -> str:
 
 
 def figure(ds: xr.Dataset, metric: str, x: str, hue: str | None = None, sel: Iterable[str] = (),
-           paired: str | None = None, level: float = 0.95) -> tuple[Figure, dict[str, Any]]:
-    """One metric against ``x``: the figure ``schedsweep plot`` saves, and the dims it fixed."""
-    da, fixed = plot_data(ds, metric, x, hue, sel, paired, level)
+           paired: str | None = None, level: float = 0.95,
+           result: xr.Dataset | None = None) -> tuple[Figure, dict[str, Any]]:
+    """One metric against ``x``: the figure ``schedsweep plot`` saves, and the dims it fixed
+    (``result``: as :func:`plot_data`)."""
+    da, fixed = plot_data(ds, metric, x, hue, sel, paired, level, result)
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
     draw(ax, da, x, hue)
-    if not paired:
+    if not paired and "across" not in ds.attrs:  # several stores: no one spec's published values
         draw_published(ax, ds, da, metric, x, hue, fixed)
     ax.set_xlabel(x_label(ds, x))
     ax.set_ylabel(y_label(da, metric))
@@ -268,3 +274,51 @@ def plot_store(store: str | Path, metric: str, x: str | None = None, hue: str | 
         print("schedsweep: note: fixed " + ", ".join(f"{k}={v}" for k, v in fixed.items())
               + " (use --sel or --hue to choose)", file=sys.stderr)
     return save(fig, output or default_output(store, metric, x))
+
+
+def across_output(paths: list[str | Path], metric: str, x: str) -> Path:
+    """Where a figure across stores goes by default: in the folder given
+    (``results/across-METRIC-X.png``), else beside the first store."""
+    first = Path(paths[0])
+    folder = first if len(paths) == 1 else first.parent
+    return folder / f"across-{metric}-{x}.png"
+
+
+def across_figure(ds: xr.Dataset, metric: str, x: str | None = None, hue: str | None = None,
+                  sel: Iterable[str] = (), paired: str | None = None,
+                  level: float = 0.95) -> tuple[Figure, dict[str, Any], str, str | None]:
+    """The figure of stores aligned by :func:`pipeline.across.align`: the stores' dimension
+    (``store``, or the spec parameter that tells them apart) is the hue unless it is the x axis
+    or another hue is asked for. Returns the figure, the dims fixed, the x axis and how a
+    difference along the stores was made (:func:`pipeline.across.compare`)."""
+    from .across import compare
+
+    along = ds.attrs["across"]
+    if hue is None and x != along:
+        hue = along
+    free = ds.attrs.get("dims", [])
+    x = x or (only_dimension(ds, hue, sel, paired) if free else along)
+    if hue == x:
+        hue = None
+    result, how = compare(ds, [metric], sel, paired, None, level)
+    fig, fixed = figure(ds, metric, x, hue, sel, paired, level, result)
+    return fig, fixed, x, how
+
+
+def plot_across(paths: list[str | Path], metric: str, x: str | None = None, hue: str | None = None,
+                sel: Iterable[str] = (), paired: str | None = None, level: float = 0.95,
+                output: str | Path | None = None, allow_mixed: bool = False) -> Path:
+    """``schedsweep plot A.zarr B.zarr ...`` (or a folder): :func:`across_figure` saved; on
+    stderr the dimension the stores are put along, the differences ``allow_mixed`` let through
+    and how a difference along the stores was made."""
+    from .across import open_aligned
+
+    ds, lines = open_aligned(paths, allow_mixed)
+    print("\n".join(lines), file=sys.stderr)  # the differences allowed are said, not hidden
+    fig, fixed, x, how = across_figure(ds, metric, x, hue, sel, paired, level)
+    if how:
+        print(how, file=sys.stderr)
+    if fixed:
+        print("schedsweep: note: fixed " + ", ".join(f"{k}={v}" for k, v in fixed.items())
+              + " (use --sel or --hue to choose)", file=sys.stderr)
+    return save(fig, output or across_output(paths, metric, x))

@@ -196,13 +196,14 @@ def main_dimension(ds: xr.Dataset) -> str:
 
 
 def dimension_figure(ds: xr.Dataset, x: str, level: float = 0.95,
-                     metrics: list[str] | None = None) -> tuple[Figure, str]:
+                     metrics: list[str] | None = None, hue: str | None = None) -> tuple[Figure, str]:
     """Every defined metric (``metrics``, default :func:`defined_metrics`) against sweep
-    dimension ``x`` (one panel each) and the figure's caption."""
+    dimension ``x`` (one panel each) and the figure's caption; ``hue``: the dimension drawn as
+    one line per value (default :func:`choose_hue`; across stores, the stores')."""
     metrics = defined_metrics(ds) if metrics is None else metrics
     if not metrics:
         raise QueryError("no metric of the store has a defined value: nothing to draw")
-    hue = choose_hue(ds, x)
+    hue = hue or choose_hue(ds, x)
     ncols = min(3, len(metrics))
     nrows = -(-len(metrics) // ncols)
     # Fixed margins in inches (constrained layout costs seconds for a dozen panels): below
@@ -294,7 +295,7 @@ def stats_table(long: pd.DataFrame, section: str, metric: str, mark_significant:
         excludes_zero = np.isfinite(rec["ci_low"]) and (rec["ci_low"] > 0 or rec["ci_high"] < 0)
         sig = " sig" if mark_significant and excludes_zero else ""
         text = tables._fmt(rec["mean"], rec["half_width"], rec.get("relative_change", np.nan), deterministic=det)
-        if baseline and baseline[0] in rec and tables._same_value(rec[baseline[0]], baseline[1]):
+        if baseline and baseline[0] in rec and tables.is_baseline(rec[baseline[0]], baseline):
             text = "(baseline)"  # its difference with itself: no "0 ± 0" interval
         cells.append(f"<td class='pm{sig}'>{_e(text)}</td>")
         for c in values:
@@ -355,19 +356,24 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[keep]
 
 
-def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str]) -> str:
+def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str],
+                result: xr.Dataset | None = None, how: str | None = None) -> str:
+    """The paired comparison against ``paired``'s baseline; ``result`` and ``how``: the
+    statistics already computed and how (across stores: :func:`pipeline.across.compare`)."""
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
-    result = tables.compute(ds, defined or None, (), paired, None, level)
+    if result is None:
+        result = tables.compute(ds, defined or None, (), paired, None, level)
     long = _long_frame(result)
-    out = [f"<p>Per-replication difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
-           f"(same replication seeds, so the comparison is paired), with its {level:.0%} CI; "
+    how = how or "same replication seeds, so the comparison is paired"
+    out = [f"<p>Difference of every cell minus the baseline <b>{_e(result.attrs['paired'])}</b> "
+           f"({_e(how)}), with its {level:.0%} CI; "
            "bold where the CI excludes zero. As <code>schedsweep table --paired "
            f"{_e(paired)}</code>." + _deterministic_note(result) + "</p>"]
     for metric in result.data_vars:
         rows = long[long["metric"] == metric]
         table = stats_table(_drop_empty(rows), "paired", metric, mark_significant=True,
-                            baseline=tuple(str(result.attrs["paired"]).split("=", 1)))
+                            baseline=result.attrs.get("baseline"))
         out.append(_metric_heading(ds, metric) + table)
     return "\n".join(out)
 

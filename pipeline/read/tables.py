@@ -172,7 +172,7 @@ def wide_frame(long: pd.DataFrame, by: str | None = None, expected: int | None =
                                                          _is_det(long), notes)]
     baseline = long.attrs.get("baseline")
     if baseline and baseline[0] in long:  # the baseline's difference with itself: no "0 ± 0" interval
-        long.loc[[_same_value(v, baseline[1]) for v in long[baseline[0]]], "value"] = "(baseline)"
+        long.loc[[is_baseline(v, baseline) for v in long[baseline[0]]], "value"] = "(baseline)"
     keys = [c for c in long.columns if c not in stats.PAIRED_STATS and c not in ("metric", "value")]
     if by:
         if by not in keys:
@@ -259,8 +259,8 @@ def render(result: xr.Dataset, fmt: str = "text", by: str | None = None, columns
     expected = result.attrs.get("replications") if fmt == "text" else None
     if fmt == "text" and result.attrs.get("cell_runs"):  # for the legend of each cell (wide_frame)
         _attach_runs(long, result, names)
-    if "paired" in result.attrs:
-        long.attrs["baseline"] = tuple(str(result.attrs["paired"]).split("=", 1))
+    if "baseline" in result.attrs:  # (dim, value) as stats.paired resolved it
+        long.attrs["baseline"] = tuple(result.attrs["baseline"])
     if fmt == "text" and columns and not by:
         texts = [fitted_text(part, expected, columns) for part in _same_dims(long)]
         return "\n".join(textwrap.wrap(_header(result, expected, "[n=" in "".join(texts)), columns)) + "\n" \
@@ -279,14 +279,10 @@ def _unit(result: xr.Dataset, da: xr.DataArray) -> str:
     return "ratio" if "ratio" in result.attrs else display_unit(da.attrs)
 
 
-def _same_value(value: Any, written: str) -> bool:
-    """Whether a coordinate value is the one written after ``--paired DIM=``."""
-    if str(_plain(value)) == written:
-        return True
-    try:
-        return float(_plain(value)) == float(written)
-    except (TypeError, ValueError):
-        return False
+def is_baseline(value: Any, baseline: tuple[str, Any]) -> bool:
+    """Whether a coordinate value is the baseline ``(dim, value)`` a paired statistic recorded
+    (``attrs["baseline"]``: the coordinate's own value, so equality is exact)."""
+    return _plain(value) == baseline[1]
 
 
 def _whole(column: pd.Series) -> bool:
