@@ -108,12 +108,14 @@ def compare_with_peer(args) -> list[tuple[str, float, str]]:
                              round(r["wall_s"] * 1e3, 2), "ms"),
                             (f"{what_ran}: tasks per second of our wall", round(r["tasks"] / r["wall_s"]), "tasks/s")]
                 if policy != "gcmu" and gcmu_wall.get(seed):
-                    figures.append((f"{what_ran}: our wall over our Gcµ's", round(r["wall_s"] / gcmu_wall[seed], 2), "x"))
+                    figures.append((f"{what_ran}: our wall over our Gcµ's", round(r["wall_s"] / gcmu_wall[seed], 2),
+                                    "x"))
                 if not args.no_peer and (policy != "lpas_dg" or what == args.lp_solvers[0]):
                     peer = run_peer(policy, seed, args)
                     if peer is not None:
                         print(row("SimPy peer", policy, seed, peer), flush=True)
-                        figures.append((f"{what_ran}: the SimPy peer's wall over ours", round(peer["wall_s"] / r["wall_s"], 1), "x"))
+                        figures.append((f"{what_ran}: the SimPy peer's wall over ours",
+                                        round(peer["wall_s"] / r["wall_s"], 1), "x"))
     return figures
 
 

@@ -366,8 +366,8 @@ def main() -> None:
             print()
             more = others(args.seeds, args.repeat)
             _table(more)
-            figures += [(f"{r['workload']} {r['built-in']} as a plug-in: time over the built-in's", round(r["time_ratio"], 3),
-                         "x") for r in more]
+            figures += [(f"{r['workload']} {r['built-in']} as a plug-in: time over the built-in's",
+                         round(r["time_ratio"], 3), "x") for r in more]
         if args.record:
             print(results.record("bench_plugins_dg", figures, load_before,
                                  note=f"Wall per replication, the fewest of {args.repeat}, built-in and plug-in "

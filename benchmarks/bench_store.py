@@ -124,7 +124,8 @@ def main() -> None:
     r = measure(ROOT, 10_000, 10, 0, 1, False)
     print(f"{'files':<8} {10_000:>9} {10:>5} {'after':<7} {r['batches']:>7} {r['files']:>7} {'-':>20}")
     if args.record:
-        figures.insert(0, (f"files of a store of 10 cells x 10,000 replications x {r['metrics']} metrics", r["files"], ""))
+        figures.insert(0, (f"files of a store of 10 cells x 10,000 replications x {r['metrics']} metrics",
+                           r["files"], ""))
         print(results.record("bench_store", figures, load_before,
                              note=f"Batches of one replication of `cluster` in groups of {args.group}, "
                                   f"{args.batches} batches per cell of {args.cells} cells, `flush` included."))

@@ -103,7 +103,8 @@ def main() -> None:
     if args.record:
         source = Path(args.trace).name if args.trace else "a generated 20,000-job flow"
         print(results.record("bench_windows" + ("_trace" if args.trace else ""), figures, load_before,
-                             note=f"{source}; warm-up {args.warmup:g} of a window; CPU of this process, one run each."))
+                             note=f"{source[0].upper()}{source[1:]}; warm-up {args.warmup:g} of a window; CPU of "
+                                  "this process, one run each."))
 
 
 if __name__ == "__main__":
