@@ -24,6 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks import results  # noqa: E402
 from benchmarks.outside import Missing, full_trace, peer as peer_script, skip_without  # noqa: E402
 from schedsweep.workloads.cluster import simulator, swf  # noqa: E402
 
@@ -108,7 +109,9 @@ def _main() -> None:
                                    "benchmarks/outside.py)")
     ap.add_argument("--no-peer", action="store_true", help="skip the peer (and the equality check)")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_cluster.json")
     args = ap.parse_args()
+    load_before = results.load()
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     peer = None if args.no_peer else load_peer(Path(args.peer) if args.peer else peer_script("easy_backfill_python.py"))
 
@@ -131,6 +134,20 @@ def _main() -> None:
                            mismatches=int(np.sum(theirs != res.start)))
             rows.append(row)
             print(_fmt(row), flush=True)
+    if args.record:
+        print(results.record("bench_cluster", [f for row in rows for f in _figures(row, args.clock)], load_before,
+                             note=f"Our kernel: the best of {args.repeats} runs, compiled beforehand; the peer: one "
+                                  "run in the same process, just after."))
+
+
+def _figures(r: dict, clock: str) -> list[tuple[str, float, str]]:
+    """What a row records: our jobs per second, and against the peer its speed-up and mismatches."""
+    what = f"{r['algo']}, {Path(r['trace']).name.split('.swf')[0]} ({r['jobs']:,} jobs)"
+    out = [(f"{what}: our jobs per {'CPU-' if clock == 'cpu' else ''}second", round(r["ours_jps"]), "jobs/s")]
+    if "peer_s" in r:
+        out += [(f"{what}: our speed over the Python peer's", round(r["speedup"], 1), "x"),
+                (f"{what}: start times differing from the peer's", r["mismatches"], "")]
+    return out
 
 
 def _fmt(r: dict) -> str:

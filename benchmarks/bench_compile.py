@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import results
+
 # Per workload the spec whose cells select the most kernels, made small.
 WORST = {
     "jobs/cluster-network-queues.toml": ["params.jobs=30"],   # every queue policy with the packet network
@@ -81,7 +83,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="cold runs per spec, each with an empty cache (the median is reported)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_compile.json")
     args = parser.parse_args()
+    load_before = results.load()
+    figures = []
     if args.child:
         child(args.child[0], args.child[1:])
         return
@@ -102,6 +107,14 @@ def main() -> None:
         runs = f" ({', '.join(f'{c:.1f}' for c in colds)})" if len(colds) > 1 else ""
         print(f"| {label} | {cold['cells']} | {statistics.median(colds):.1f}{runs} | "
               f"{warm['first'] - warm['second']:.2f} | {cold['imports']:.2f} |", flush=True)
+        name = Path(spec).stem + (f" ({', '.join(f'`{o}`' for o in overrides)})" if overrides else "")
+        figures += [(f"{name}: cold compile (median of {len(colds)})", round(statistics.median(colds), 1), "CPU-s"),
+                    (f"{name}: cached, load", round(warm["first"] - warm["second"], 2), "CPU-s")]
+    if args.record:
+        print(results.record("bench_compile", figures, load_before,
+                             note="Per spec a fresh process with an empty numba cache runs one replication of "
+                                  "every cell twice (compile = CPU of the first calls minus the second); then a "
+                                  "second process with the same cache (what loading costs)."))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import results  # noqa: E402
 from schedsweep.workloads._contract import defaults  # noqa: E402
 from schedsweep.workloads.cyclic import DISJOINT_MODEL, PARAMS, run_batch  # noqa: E402
 from schedsweep.workloads.cyclic.cycle import METHODS  # noqa: E402
@@ -82,7 +83,11 @@ def main() -> None:
                     help="combination step(s) with shared alternatives, measured back to back")
     ap.add_argument("--disjoint", action="store_true",
                     help="the spec's model: disjoint alternatives (workloads.cyclic.DISJOINT_MODEL)")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_cyclic.json "
+                                                          "(bench_cyclic_disjoint.json with --disjoint)")
     args = ap.parse_args()
+    load_before = results.load()
+    figures = []
     if args.specs:
         for path in args.specs:
             cells, seconds = spec_cpu_seconds(path, args.cycles, args.repeat)
@@ -101,6 +106,13 @@ def main() -> None:
                 rate, sched, wall = measure(params, args.cycles, args.repeat)
                 print(f"{nodes:>5} {args.jobs:>4} {method:>7} {combination:>11} {rate:>13.0f} {5000 / rate:>10.1f} "
                       f"{sched:>9.0f} {wall:>7.2f}", flush=True)
+                figures.append((f"{method} at {nodes} nodes, {args.jobs} jobs ({combination}): CPU per 5000 cycles, "
+                                f"from {args.cycles} cycles (best of {args.repeat})", round(5000 / rate, 1), "CPU-s"))
+    if args.record:
+        model = "the spec's disjoint model (`DISJOINT_MODEL`)" if args.disjoint else "the calibrated defaults"
+        print(results.record("bench_cyclic" + ("_disjoint" if args.disjoint else ""), figures, load_before,
+                             note=f"`run_batch` in one process on consecutive seeds, {model}; process CPU, "
+                                  "compilation excluded (a warm-up cycle first)."))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import results  # noqa: E402
 from benchmarks.outside import Missing, peer as peer_script, skip_without  # noqa: E402
 from benchmarks.suite.desktop_grid import peer_params  # noqa: E402
 from schedsweep.workloads import desktop_grid as dg  # noqa: E402
@@ -82,7 +83,9 @@ def variants(policies: list[str], lp_solvers: list[str]) -> list[tuple[str, str]
     return out
 
 
-def compare_with_peer(args) -> None:
+def compare_with_peer(args) -> list[tuple[str, float, str]]:
+    """Ours and the peer, policy by policy and seed by seed; the figures to record."""
+    figures = []
     print(f"peer system: M = {6 * args.per_group}, load {args.load}, horizon {args.horizon:g}")
     print("| simulator | policy | seed | W | events | tasks | wall s | events/s | tasks/s | LP keys | LP s | / Gcµ |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -100,10 +103,20 @@ def compare_with_peer(args) -> None:
                 if policy == "gcmu":
                     gcmu_wall[seed] = r["wall_s"]
                 print(row("schedsweep", label, seed, r, gcmu_wall.get(seed)), flush=True)
+                what_ran = f"{label}, seed {seed}"
+                figures += [(f"{what_ran}: our wall per replication (fewest of {args.repeat})",
+                             round(r["wall_s"] * 1e3, 2), "ms"),
+                            (f"{what_ran}: tasks per second of our wall", round(r["tasks"] / r["wall_s"]), "tasks/s")]
+                if policy != "gcmu" and gcmu_wall.get(seed):
+                    figures.append((f"{what_ran}: our wall over our Gcµ's", round(r["wall_s"] / gcmu_wall[seed], 2),
+                                    "x"))
                 if not args.no_peer and (policy != "lpas_dg" or what == args.lp_solvers[0]):
                     peer = run_peer(policy, seed, args)
                     if peer is not None:
                         print(row("SimPy peer", policy, seed, peer), flush=True)
+                        figures.append((f"{what_ran}: the SimPy peer's wall over ours",
+                                        round(peer["wall_s"] / r["wall_s"], 1), "x"))
+    return figures
 
 
 def our_systems(args) -> None:
@@ -148,7 +161,10 @@ def main() -> int:
     ap.add_argument("--lp-solvers", nargs="+", default=["simplex"], choices=["simplex", "highs"],
                     help="lp_solver values to run lpas_dg with")
     ap.add_argument("--repeat", type=int, default=1, help="time each of our replications R times, keep the fastest")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_desktop_grid.json "
+                                                          "(the comparison with the peer)")
     args = ap.parse_args()
+    load_before = results.load()
     if args.systems:
         our_systems(args)
         return 0
@@ -157,7 +173,12 @@ def main() -> int:
             args.peer = peer_script("desktop_grid_simpy.py")
         except Missing as exc:   # this part compares with the peer: without it, nothing to measure
             return skip_without(exc)
-    compare_with_peer(args)
+    figures = compare_with_peer(args)
+    if args.record:
+        print(results.record("bench_desktop_grid", figures, load_before,
+                             note=f"The peer's system (M = {6 * args.per_group}, load {args.load}, horizon "
+                                  f"{args.horizon:g}); wall times, ours in this process (compiled beforehand), "
+                                  "the peer's self-timed section in its own process."))
     return 0
 
 

@@ -31,6 +31,7 @@ from schedsweep.workloads.ga.instance import InstanceSettings, make_instance, pe
 from schedsweep.workloads.ga.islands import GASettings, run_islands  # noqa: E402
 from schedsweep.workloads.ga.model import Problem  # noqa: E402
 
+from benchmarks import results  # noqa: E402
 from benchmarks.outside import Missing, peer as peer_script, skip_without  # noqa: E402
 from benchmarks.suite.ga import peer_problem  # noqa: E402  (one drawing of the peer's instance, the asv suite's)
 
@@ -66,7 +67,7 @@ def peer(python: str, tasks: int, machines: int, islands: int, pop: int, gens: i
     return res
 
 
-def speed(args) -> None:
+def speed(args) -> list[tuple[str, float, str]]:
     problem = peer_problem(args.tasks, args.machines, args.seed)
     # per-gene mutation rate equal to the peer's 0.1 per individual x 1/n per gene
     settings = GASettings(population=args.pop, pc=0.3, pm=0.1 / args.tasks, elite=0.1, islands=args.islands,
@@ -88,6 +89,10 @@ def speed(args) -> None:
               f"| {a['gens_per_cpu_s']:.0f} | {b['gens_per_cpu_s']:.0f} | {cpu[-1]:.1f}x "
               f"| {a['best_makespan']:.2f} | {b['best_makespan']:.2f} |")
     print(f"median ratio: {np.median(wall):.1f}x (wall), {np.median(cpu):.1f}x (CPU)")
+    what = f"generations per CPU-second over DEAP's ({args.tasks} tasks, {args.machines} machines, {args.islands} " \
+           f"island(s) of {args.pop}, {args.generations} generations; median of {args.repeats})"
+    return [(what, round(float(np.median(cpu)), 1), "x"),
+            (what.replace("CPU-second", "second of wall", 1), round(float(np.median(wall)), 1), "x")]
 
 
 def islands(args) -> None:
@@ -136,6 +141,7 @@ def main() -> int:
     sp.add_argument("--repeats", type=int, default=3)
     sp.add_argument("--seed", type=int, default=1)
     sp.add_argument("--peer-python", default=sys.executable, help="a Python with deap installed")
+    sp.add_argument("--record", action="store_true", help="write benchmarks/results/bench_ga.json")
     ip = sub.add_parser("islands", help="P islands with migration against one island, same budget")
     ip.add_argument("--islands", type=int, default=4)
     ip.add_argument("--pop", type=int, default=50)
@@ -150,7 +156,12 @@ def main() -> int:
     try:
         if args.cmd == "speed":
             peer_script("ga_islands_deap.py")   # before our part runs: the comparison needs it
-        {"speed": speed, "islands": islands}[args.cmd](args)
+        load_before = results.load()
+        figures = {"speed": speed, "islands": islands}[args.cmd](args)
+        if args.cmd == "speed" and args.record:
+            print(results.record("bench_ga", figures, load_before,
+                                 note="Ours in this process (compiled beforehand), DEAP in a child process less "
+                                      "the CPU of the same run with 0 generations; one after the other, alternating."))
     except Missing as exc:   # speed compares with the DEAP peer: without it, nothing to measure
         return skip_without(exc)
     return 0

@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import results  # noqa: E402
 from schedsweep.workloads import desktop_grid as dg  # noqa: E402
 from schedsweep.workloads.desktop_grid import lp as L  # noqa: E402
 from schedsweep.workloads.desktop_grid.timeline import lp_keys  # noqa: E402
@@ -47,7 +48,8 @@ def warm_up(solvers) -> None:
         dg.simulate(params("lpas_dg_robust", 1.0, 200.0, rs), 1)
 
 
-def speed(args) -> None:
+def speed(args) -> list[tuple[str, float, str]]:
+    """Wall seconds of one robust replication per solver; the figures to record."""
     warm_up(args.solvers)
     print(f"lpas_dg_robust, System A seed 1, alpha1:0.02/2+partial, horizon {args.horizon:g}, "
           f"I = {args.I[0]:g}")
@@ -63,6 +65,9 @@ def speed(args) -> None:
     if len(args.solvers) == 2:
         a, b = (np.mean(walls[rs]) for rs in args.solvers)
         print(f"mean wall: {args.solvers[0]} {a:.2f} s, {args.solvers[1]} {b:.2f} s, ratio {a / b:.1f}")
+    what = f"one `lpas_dg_robust` replication (horizon {args.horizon:g}, I = {args.I[0]:g}), wall"
+    return [(f"{what}, robust_solver {rs} (mean of {len(walls[rs])} seeds)", round(float(np.mean(walls[rs])), 2), "s")
+            for rs in args.solvers]
 
 
 def metrics(args) -> None:
@@ -129,13 +134,19 @@ def main() -> None:
     ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS)
     ap.add_argument("--metrics", action="store_true", help="W and Delta over Gcmu, old vs new")
     ap.add_argument("--supports", action="store_true", help="per-key supports, old vs new")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_lpas.json (speed)")
     args = ap.parse_args()
+    load_before = results.load()
     if args.metrics:
         metrics(args)
     elif args.supports:
         supports(args)
     else:
-        speed(args)
+        figures = speed(args)
+        if args.record:
+            print(results.record("bench_lpas", figures, load_before,
+                                 note="System A, system_seed 1, case alpha1:0.02/2+partial; compilation excluded "
+                                      "(a short replication first), the solver's cache emptied before each."))
 
 
 if __name__ == "__main__":

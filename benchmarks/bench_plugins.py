@@ -23,6 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from benchmarks import results
 from benchmarks.outside import Missing, full_trace, skip_without
 
 CTC = "CTC-SP2-1996-3.1-cln"   # a full log of the trace cache (benchmarks/outside.py)
@@ -36,8 +37,9 @@ def _cpu() -> float:
 
 
 # ---------------------------------------------------------------- trace
-def trace(path: str, repeats: int) -> None:
-    """Built-in and plug-in queue policies on the same parsed trace, in this process."""
+def trace(path: str, repeats: int) -> list[tuple[str, float, str]]:
+    """Built-in and plug-in queue policies on the same parsed trace, in this process; the
+    figures to record: plug-in time over the built-in's, and start mismatches."""
     import numpy as np
 
     from schedsweep.workloads import cluster
@@ -63,11 +65,16 @@ def trace(path: str, repeats: int) -> None:
     print("| policy | built-in s | built-in jobs/s | plug-in s | plug-in jobs/s | plug-in / built-in time | "
           "start mismatches |")
     print("|---|---|---|---|---|---|---|")
+    figures = []
     for name in ("easy", "fcfs"):
         (r0, t0), (r1, t1) = _pair(best, name, BUILTIN + name)
         mism = int(np.sum(~((r0.start == r1.start) | (np.isnan(r0.start) & np.isnan(r1.start)))))
         n = f.submit.size
         print(f"| {name} | {t0:.4f} | {n / t0:,.0f} | {t1:.4f} | {n / t1:,.0f} | {t1 / t0:.2f} | {mism} |")
+        what = f"{name.upper()} as a plug-in on {Path(path).name} ({n:,} jobs)"
+        figures += [(f"{what}: time over the built-in's (best of {repeats})", round(t1 / t0, 3), "x"),
+                    (f"{what}: start times differing from the built-in's", mism, "")]
+    return figures
 
 
 def _pair(best, a: str, b: str):
@@ -120,7 +127,7 @@ NEW_PLUGIN = textwrap.dedent('''
 ''')
 
 
-def compile_times() -> None:
+def compile_times() -> list[tuple[str, float, str]]:
     """A fresh process per row: with an empty numba cache (the plug-in kernel compiles once
     per machine or shared cache) and with a warm one (what every later plug-in costs)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,11 +140,17 @@ def compile_times() -> None:
         print("| numba cache | imports CPU s | compile the plug-in alone CPU s | first run minus second CPU s "
               "(kernel compile or cache load) |")
         print("|---|---|---|---|")
+        figures = []
         for label in ("empty (cold)", "warm (kernel cached; the plug-in is new to the process)"):
             out = subprocess.run([sys.executable, "-c", COMPILE_CHILD, tmp, "fresh_plugins.mine:policy"], env=env,
                                  capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"| {label} | {r['imports']:.2f} | {r['plugin']:.2f} | {r['first_run']:.2f} |")
+            figures += [(f"numba cache {label.split(' (')[0]}: compile a new plug-in alone", round(r["plugin"], 2),
+                         "CPU-s"),
+                        (f"numba cache {label.split(' (')[0]}: first run minus second (kernel compile or cache "
+                         "load)", round(r["first_run"], 2), "CPU-s")]
+        return figures
 
 
 # ---------------------------------------------------------------- calls
@@ -206,7 +219,7 @@ CALLS = textwrap.dedent('''
 ''')
 
 
-def calls(n: int) -> None:
+def calls(n: int) -> list[tuple[str, float, str]]:
     """ns per call of a queue plug-in that only tests the head (built-in FCFS's work), the
     same code over the state passed two ways."""
     import importlib.util
@@ -234,10 +247,13 @@ def calls(n: int) -> None:
                                                                                                      mem, k))]
         print("| call | ns per call |")
         print("|---|---|")
+        figures = []
         for label, run in rows:
             run(10)
             best = min(_timed(run, n) for _ in range(3))
             print(f"| {label} | {best / n * 1e9:.1f} |")
+            figures.append((f"{label}, per call (best of 3)", round(best / n * 1e9, 1), "ns"))
+        return figures
 
 
 def _timed(run, n: int) -> float:
@@ -318,7 +334,11 @@ def main() -> None:
                                                  "trace (default CTC-SP2-1996-3.1-cln)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2_000_000, help="calls per micro-benchmark run")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_plugins.json "
+                                                          "(the parts trace, compile and calls)")
     args = ap.parse_args()
+    load_before = results.load()
+    figures = []
     parts = ("mechanisms", "calls", "compile", "trace") if args.part == "all" else (args.part,)
     for part in parts:
         print(f"\n## {part}\n")
@@ -328,13 +348,17 @@ def main() -> None:
             except Missing as exc:   # the full log is not here: this part measures nothing
                 skip_without(exc)
                 continue
-            trace(path, args.repeats)
+            figures += trace(path, args.repeats)
         elif part == "compile":
-            compile_times()
+            figures += compile_times()
         elif part == "calls":
-            calls(args.calls)
+            figures += calls(args.calls)
         else:
             mechanisms()
+    if args.record:
+        print(results.record("bench_plugins", figures, load_before,
+                             note="Kernel times are CPU of this thread, built-in and plug-in interleaved; compile "
+                                  "times the CPU of a fresh process."))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks import results  # noqa: E402
 
 GCMU = "schedsweep.workloads.desktop_grid.plugins:gcmu"
 
@@ -129,15 +130,15 @@ def others(seeds: list[int], repeat: int) -> list[dict]:
     rows = []
     arr = np.array(seeds, np.uint64)
     for name, mod, params, key, builtin, plugin, check in cases:
-        walls, results = {}, {}
+        walls, outs = {}, {}
         for value in (builtin, plugin):
             mod.run_batch({**params, key: value}, arr[:1])   # load / compile
         for _ in range(repeat):
             for value in (builtin, plugin):
                 t0 = time.perf_counter()
-                results[value] = mod.run_batch({**params, key: value}, arr)
+                outs[value] = mod.run_batch({**params, key: value}, arr)
                 walls[value] = min(walls.get(value, np.inf), time.perf_counter() - t0)
-        same = np.array_equal(results[builtin][check], results[plugin][check], equal_nan=True)
+        same = np.array_equal(outs[builtin][check], outs[plugin][check], equal_nan=True)
         rows.append({"workload": name, "built-in": builtin, "builtin_s_per_rep": walls[builtin] / len(seeds),
                      "plugin_s_per_rep": walls[plugin] / len(seeds), "time_ratio": walls[plugin] / walls[builtin],
                      "same": f"{check}: {bool(same)}"})
@@ -350,15 +351,27 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", default=["desktop_grid"], choices=tuple(NEW_PLUGIN))
     parser.add_argument("--calls", type=int, default=20_000_000)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--record", action="store_true", help="speed: write benchmarks/results/bench_plugins_dg.json")
     args = parser.parse_args()
+    load_before = results.load()
     if args.child:
         compile_child(*args.child)
         return
     if args.what == "speed":
-        _table(speed(args.seeds, args.horizon, args.repeat))
+        rows = speed(args.seeds, args.horizon, args.repeat)
+        _table(rows)
+        figures = [(f"{r['mode']}: time over the built-in's (seeds {args.seeds}, horizon {args.horizon:g})",
+                    round(r["time_ratio"], 3), "x") for r in rows[1:]]
         if args.others:
             print()
-            _table(others(args.seeds, args.repeat))
+            more = others(args.seeds, args.repeat)
+            _table(more)
+            figures += [(f"{r['workload']} {r['built-in']} as a plug-in: time over the built-in's",
+                         round(r["time_ratio"], 3), "x") for r in more]
+        if args.record:
+            print(results.record("bench_plugins_dg", figures, load_before,
+                                 note=f"Wall per replication, the fewest of {args.repeat}, built-in and plug-in "
+                                      "interleaved on the same seeds; results checked equal."))
     elif args.what == "compile":
         _table([compile_costs(w) for w in args.workloads])
     else:

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from naive_pyss import convert_pyss, simulate_pyss  # noqa: E402
 
+from benchmarks import results  # noqa: E402
 from schedsweep.workloads.cluster import schedule, swf  # noqa: E402
 
 
@@ -151,19 +152,27 @@ def main() -> None:
     ap.add_argument("--speed", action="store_true",
                     help="whole traces: kernel CPU s of textbook and pyss modes (no naive reference)")
     ap.add_argument("--repeats", type=int, default=3, help="--speed: best of this many runs")
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_pyss.json "
+                                                          "(bench_pyss_speed.json with --speed)")
     a = ap.parse_args()
+    load_before = results.load()
     a.traces = a.traces or _cached_logs()
-    if a.speed:
-        for tr in a.traces:
-            for q in a.queues:
-                r = speed(tr, q, a.repeats)
-                print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()),
-                      flush=True)
-        return
+    figures = []
     for tr in a.traces:
         for q in a.queues:
-            r = compare(tr, a.jobs, q, not a.no_textbook)
+            r = speed(tr, q, a.repeats) if a.speed else compare(tr, a.jobs, q, not a.no_textbook)
             print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()), flush=True)
+            what = f"{r['trace'].split('.swf')[0]}, {q}"
+            if a.speed:
+                figures.append((f"{what}: pyss mode's kernel time over textbook's (best of {a.repeats})",
+                                round(r["pyss_over_textbook"], 2), "x"))
+            else:
+                figures.append((f"{what}: start times equal to the plain pyss reference, first {r['jobs']:,} jobs",
+                                round(100 * r["pyss_vs_naive"], 2), "%"))
+    if a.record:
+        note = ("Whole traces, kernel CPU, parsing excluded, compiled beforehand; each mode with its own conversion."
+                if a.speed else "The pyss kernel against tests/naive_pyss.py, job for job, on the head of each trace.")
+        print(results.record("bench_pyss_speed" if a.speed else "bench_pyss", figures, load_before, note=note))
 
 
 if __name__ == "__main__":

@@ -20,8 +20,11 @@ import subprocess
 import sys
 import tempfile
 import threading
+import statistics
 import time
 from pathlib import Path
+
+from benchmarks import results
 
 POLICIES, LOADS, REPS, HORIZON = ("PST", "Gcmu"), (0.5, 0.7, 0.9), 30, 2000.0
 
@@ -129,7 +132,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_small.json")
     args = parser.parse_args()
+    load_before = results.load()
     if args.variant:
         VARIANTS[args.variant]()
         return
@@ -147,6 +152,23 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for r in rows:
         print("| {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.0f}% |".format(*r))
+    if args.record:
+        print(results.record("bench_small", _medians(rows, args.repeats), load_before,
+                             note=f"{len(POLICIES) * len(LOADS)} cells x {REPS} replications of the SimPy desktop "
+                                  "grid (horizon 2000), 2 workers; each variant a fresh process, CPU summed over "
+                                  "its process tree; ratios against the serial run of the same repeat."))
+
+
+def _medians(rows: list[tuple], repeats: int) -> list[tuple[str, float, str]]:
+    """Per parallel variant, the median over the repeats of wall / serial and of extra CPU."""
+    out = []
+    for v in ("schedsweep", "joblib"):
+        mine = [r for r in rows if r[1] == v]
+        out += [(f"{v}: wall over the serial loop's (median of {repeats})",
+                 round(statistics.median(r[4] for r in mine), 3), ""),
+                (f"{v}: extra CPU over the serial loop's (median of {repeats})",
+                 round(statistics.median(r[5] for r in mine), 1), "%")]
+    return out
 
 
 if __name__ == "__main__":

@@ -313,7 +313,8 @@ def main() -> None:
     parser.add_argument("--slurm", metavar="PROFILE", help="run the end-to-end sweeps on Slurm with this profile")
     parser.add_argument("--fetch", action="store_true", help="also time fetching results one by one against a gather per group")
     parser.add_argument("--wide", action="store_true", help="also time the store write of a batch of cluster's every metric")
-    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_tasks.json (docs include it)")
+    parser.add_argument("--record", action="store_true", help="write benchmarks/results/bench_tasks.json (with "
+                        "--local-only; bench_tasks_dask.json or bench_tasks_slurm.json otherwise)")
     parser.add_argument("--local-only", action="store_true", help="only --cluster local (no Dask): child call, store "
                         "write and the end-to-end slope")
     args = parser.parse_args()
@@ -394,7 +395,9 @@ def main() -> None:
     for line in extra:
         print(line)
     if args.record:
-        print(results.record("bench_tasks", [(name.strip(), round(sec * 1e3, 4), "ms") for name, sec in rows],
+        # one file per mode: the pages include --cluster local's (bench_tasks) apart from Dask's and Slurm's
+        mode = "bench_tasks" + ("_slurm" if args.slurm else "" if args.local_only else "_dask")
+        print(results.record(mode, [(name.strip(), round(sec * 1e3, 4), "ms") for name, sec in rows],
                              load_before, note=" ".join(f"{line}." for line in extra)))
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import results
 from schedsweep.workloads import cluster
 from schedsweep.workloads.cluster import swf
 
@@ -87,11 +88,23 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=2000, help="jobs per window")
     ap.add_argument("--warmup", type=float, default=0.1, help="trace_window_warmup")
     ap.add_argument("--queue", nargs="+", default=["easy", "conservative"], choices=["fcfs", "easy", "conservative"])
+    ap.add_argument("--record", action="store_true", help="write benchmarks/results/bench_windows.json "
+                                                          "(bench_windows_trace.json with --trace)")
     args = ap.parse_args()
+    load_before = results.load()
+    figures = []
     with tempfile.TemporaryDirectory() as tmp:
         trace = args.trace or generated_trace(str(Path(tmp) / "flow.swf"))
         for queue in args.queue:
-            print(json.dumps(measure(trace, args.window, queue, args.warmup)))
+            row = measure(trace, args.window, queue, args.warmup)
+            print(json.dumps(row))
+            what = f"{queue}, {row['windows']} windows of {row['window']:,} jobs"
+            figures += [(f"{what}: `vs_excerpt`", row["vs_excerpt"], ""), (f"{what}: `per_job`", row["per_job"], "")]
+    if args.record:
+        source = Path(args.trace).name if args.trace else "a generated 20,000-job flow"
+        print(results.record("bench_windows" + ("_trace" if args.trace else ""), figures, load_before,
+                             note=f"{source[0].upper()}{source[1:]}; warm-up {args.warmup:g} of a window; CPU of "
+                                  "this process, one run each."))
 
 
 if __name__ == "__main__":

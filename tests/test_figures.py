@@ -72,6 +72,10 @@ HTML_COMMENT = re.compile(r"(?s)<!--.*?-->")
 #: (a measurement still to move into a results file). The test fails on a figure not listed and
 #: on a listed one that is gone, so the list only shrinks as figures move into results regions.
 HAND_FIGURES = REPO / "tests" / "hand_figures.tsv"
+#: How many ``pending`` lines the list may hold: it only goes down, as figures move into results
+#: regions. At 0 the kind ``pending`` is refused: a measured figure is a results region, never a
+#: line of the list (only settings and targets stay).
+PENDING_AT_MOST = 0
 
 
 def hand_figures(page: Path) -> dict[str, int]:
@@ -87,14 +91,21 @@ def hand_figures(page: Path) -> dict[str, int]:
     return counts
 
 
-def listed() -> dict[tuple[str, str], int]:
-    out = {}
-    for k, line in enumerate(HAND_FIGURES.read_text().splitlines(), 1):
+def listed(path: Path = HAND_FIGURES, pending_at_most: int | None = None) -> dict[tuple[str, str], int]:
+    """The figures by hand the list allows, by (page, figure): their counts. A missing list allows none."""
+    pending_at_most = PENDING_AT_MOST if pending_at_most is None else pending_at_most
+    kinds = ("setting", "target") + (("pending",) if pending_at_most else ())
+    out, pending = {}, 0
+    lines = path.read_text().splitlines() if path.exists() else []
+    for k, line in enumerate(lines, 1):
         if line and not line.startswith("#"):
             page, figure, count, kind = line.split("\t")
-            assert kind in ("setting", "target", "pending"), \
-                f"{HAND_FIGURES.name}:{k}: kind {kind!r}: setting, target or pending"
+            assert kind in kinds, f"{path.name}:{k}: kind {kind!r}: {', '.join(kinds)}" + (
+                "" if pending_at_most else " (a measured figure comes from a results region, not from this list)")
+            pending += kind == "pending"
             out[(page, figure)] = int(count)
+    assert pending <= pending_at_most, (f"{path.name}: {pending} pending figures, at most {pending_at_most}: "
+                                        "the list only shrinks (lower PENDING_AT_MOST as figures move)")
     return out
 
 
@@ -129,6 +140,19 @@ def test_results_regions_are_generated_from_their_files():
         data = __import__("json").loads(path.read_text())
         assert data["commit"] and data["machine"] and len(data["load"]) == 2 and data["command"], path.name
     assert shown, "no page includes a results file"
+
+
+def test_the_list_only_shrinks(tmp_path):
+    """A pending line beyond PENDING_AT_MOST fails; at 0 the kind is refused outright; no list, no figure."""
+    tsv = tmp_path / "hand.tsv"
+    tsv.write_text("# comment\npages/a.md\t5 s\t1\tsetting\npages/a.md\t3 ms\t2\tpending\n")
+    assert listed(tsv, pending_at_most=1) == {("pages/a.md", "5 s"): 1, ("pages/a.md", "3 ms"): 2}
+    with pytest.raises(AssertionError, match="kind 'pending': setting, target"):
+        listed(tsv, pending_at_most=0)
+    tsv.write_text(tsv.read_text() + "pages/a.md\t4 ms\t1\tpending\n")
+    with pytest.raises(AssertionError, match="2 pending figures, at most 1"):
+        listed(tsv, pending_at_most=1)
+    assert listed(tmp_path / "absent.tsv") == {}
 
 
 def test_hand_figures_reads_prose_only(tmp_path):
