@@ -67,6 +67,21 @@ def test_a_view_of_a_store_being_written_includes_the_journal_and_says_so_first(
     assert np.isnan(store_mod.open_dataset(path)["mean_wait"].values[1]).all()
 
 
+def test_a_view_across_stores_includes_a_written_store_and_names_it(tmp_path, capsys):
+    _half_written(tmp_path / "live.zarr")
+    done = tmp_path / "done.zarr"
+    _half_written(done).flush()
+    capsys.readouterr()
+    assert cli.main(["table", str(tmp_path), "--metric", "mean_wait", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert lines[0] == ("live.zarr: interrupted run: 4 results not yet compacted into the store are included "
+                        "(read from its journal; a run compacts them)")
+    assert not any(line.startswith("done.zarr:") for line in lines)
+    rows = [r for r in json.loads(out) if r["arrival_rate"] == 0.5]
+    assert [r["mean"] for r in rows] == [25.0, 25.0] and [r["n"] for r in rows] == [4, 4]
+
+
 def test_a_compacted_store_has_no_such_line(tmp_path, capsys):
     path = tmp_path / "done.zarr"
     _half_written(path).flush()

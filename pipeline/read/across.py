@@ -170,9 +170,26 @@ def align(tree: xr.DataTree, allow_mixed: bool = False) -> tuple[xr.Dataset, lis
 
 def open_aligned(paths: Iterable[str | Path], allow_mixed: bool = False) -> tuple[xr.Dataset, list[str]]:
     """The stores under ``paths`` aligned (:func:`align`) and the lines a view says first:
-    each difference ``allow_mixed`` let through, then the dimension (:func:`along_line`)."""
-    ds, diffs = align(open_tree(paths), allow_mixed)
-    return ds, [f"mixed: {d}" for d in diffs] + [along_line(ds)]
+    each store whose run's journal holds results not yet compacted (they are included), each
+    difference ``allow_mixed`` let through, then the dimension (:func:`along_line`)."""
+    tree = open_tree(paths)
+    pending = pending_lines(tree)
+    ds, diffs = align(tree, allow_mixed)
+    return ds, pending + [f"mixed: {d}" for d in diffs] + [along_line(ds)]
+
+
+def pending_lines(tree: xr.DataTree) -> list[str]:
+    """One line per store of ``tree`` being written (or interrupted) whose journal holds results
+    the view includes although they are not yet compacted into the store."""
+    from ..store.integrity import pending_line
+
+    out = []
+    for name, node in tree.children.items():
+        ds = node.to_dataset()
+        line = pending_line(ds, ds.attrs["store_path"])
+        if line:
+            out.append(f"{name}: {line}")
+    return out
 
 
 def shares_seeds(ds: xr.Dataset) -> bool:
