@@ -262,3 +262,83 @@ def test_compute_host_powered_off_mid_sweep(multihost, tmp_path, local_reference
     result = _data(store)
     assert (result["status"] == store_mod.OK).all()
     xr.testing.assert_identical(result, local_reference)
+
+
+# Sleeping replications (no CPU): 2 x 160 of 0.25 s in batches of 4 on one worker job at a
+# time, about 80 s of work: with a walltime of one minute, at least one job hands over.
+NAP = """
+name = "walltime"
+workload = "benchmarks.napper"
+replications = 160
+seed = 7
+[params]
+seconds = 0.25
+[sweep]
+cell = [0, 1]
+"""
+
+
+def _nap_spec(tmp_path: Path) -> Path:
+    path = tmp_path / "nap.toml"
+    path.write_text(textwrap.dedent(NAP))
+    return path
+
+
+def _nap_data(store: Path) -> xr.Dataset:
+    ds = pipeline.open_store(store)[["draw", "status", "reason", "seed"]].load()
+    ds.attrs = {}
+    return ds
+
+
+def _nap_reference(tmp_path: Path) -> xr.Dataset:
+    """The sleeping sweep on 8 local processes of this machine (they sleep: no CPU)."""
+    return _nap_data(pipeline.run(_nap_spec(tmp_path), tmp_path / "local.zarr", workers=8, progress=False))
+
+
+def _jobs_of(log_dir: Path) -> dict[str, dict[str, str]]:
+    """{job id: {"state", "submit", "start", "end"}} from Slurm's job completion log, for the
+    worker jobs that left a log in ``log_dir``."""
+    ids = {p.stem.rsplit("-", 1)[1] for p in log_dir.glob("schedsweep-worker-*.err")}
+    out = subprocess.run(on("login", "sacct", "-c", "-P", "-n", "-o", "jobid,state,submit,start,end"),
+                         capture_output=True, text=True, check=True, timeout=30).stdout
+    rows = {}
+    for line in out.splitlines():
+        job, state, submit, start, end = line.split("|")
+        if job in ids:
+            rows[job] = {"state": state, "submit": submit, "start": start, "end": end}
+    return rows
+
+
+def _run_on_login(tmp_path: Path, spec: Path, store: Path, *extra: str, jobs: int = 1) -> list[str]:
+    lines = [x for x in (REPO / "slurm" / "multihost.yaml").read_text().splitlines()
+             if not x.startswith("log_directory:")]
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("\n".join(lines) + f"\nlog_directory: {tmp_path / 'logs'}\njobs: {jobs}\nmin_jobs: {jobs}\n")
+    return on("login", sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--store", str(store),
+              "--cluster", "slurm", "--profile", str(profile), "--no-progress", *extra)
+
+
+def test_walltime_hands_over_without_losing_a_batch(multihost, tmp_path):
+    """--walltime 00:01:00: each worker job's replacement is submitted before it ends, the old
+    job finishes or hands back its batch (no batch failed or retried), leaves before Slurm's
+    TIMEOUT, and the user is told; the store equals a local run bit for bit."""
+    spec = _nap_spec(tmp_path)
+    store = tmp_path / "walltime.zarr"
+    run_log = tmp_path / "run.log"
+    with open(run_log, "w") as err:
+        proc = subprocess.run(_run_on_login(tmp_path, spec, store, "--walltime", "00:01:00", "--batch-size", "4"),
+                              stdout=err, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              timeout=280)
+    log = run_log.read_text()
+    assert proc.returncode == 0, log
+    retired = re.findall(r"Slurm worker job (\d+) retired before its walltime, replaced by job (\d+)", log)
+    assert retired, f"no worker job reached its walltime; run log:\n{log}"
+    assert "a worker died" not in log and "failed" not in log, log   # nothing counted as lost or failed
+    jobs = _jobs_of(tmp_path / "logs")
+    assert jobs and all(j["state"] != "TIMEOUT" for j in jobs.values()), jobs
+    for old, new in retired:
+        assert jobs[old]["state"] == "COMPLETED", (old, jobs)        # its workers closed: the job ended
+        assert jobs[new]["submit"] < jobs[old]["end"], (old, new, jobs)   # overlapping, not after
+    result = _nap_data(store)
+    assert (result["status"] == store_mod.OK).all()
+    xr.testing.assert_identical(result, _nap_reference(tmp_path))

@@ -61,14 +61,23 @@ def test_walltime_in_slurm_syntax(text, seconds):
     assert S.walltime_seconds(text) == seconds
 
 
-@pytest.mark.parametrize("walltime", ["00:01:00", "00:30:00", "04:00:00", "3-00:00:00"])
-def test_workers_retire_before_walltime(walltime):
-    total = S.walltime_seconds(walltime)
-    args = S.lifetime_args(walltime)
-    lifetime = int(args[args.index("--lifetime") + 1].rstrip("s"))
-    stagger = int(args[args.index("--lifetime-stagger") + 1].rstrip("s"))
-    assert lifetime + stagger < total          # the latest retirement is still before the walltime
-    assert lifetime - stagger >= 0.8 * total   # and not much earlier than needed
+@pytest.mark.parametrize("batch", [0.0, 1.0, 60.0, 600.0])
+@pytest.mark.parametrize("jobs", [1, 2, 16])
+def test_changeover_leaves_before_walltime_with_a_margin_of_a_batch(batch, jobs):
+    """Every job of a run: its replacement submitted before it stops taking batches, a batch
+    started just before that still ends before its workers leave, and they leave EXIT_SECONDS
+    before the walltime; the jobs stop taking batches at distinct times spread over one batch."""
+    deadline, start = 10_000.0, 40.0
+    times = [S.changeover(deadline, batch, start, rank, jobs) for rank in range(jobs)]
+    for t in times:
+        assert t.leave_at == deadline - S.EXIT_SECONDS
+        assert t.drain_at + S.JOB_POLL_SECONDS + batch <= t.leave_at   # a poll late, a batch still fits
+        assert t.replace_at <= t.drain_at - start         # the replacement is up before the old job drains
+    drains = [t.drain_at for t in times]
+    assert drains == sorted(drains, reverse=True)
+    assert max(drains) - min(drains) <= batch
+    if batch and jobs > 1:
+        assert len(set(drains)) == jobs                   # spread, not all at once
 
 
 def test_shipped_profiles_load_and_make_the_job_script():

@@ -36,6 +36,7 @@ from dask.utils import parse_bytes
 from dask_jobqueue import SLURMCluster
 
 from ..base import shipped
+from ..base.console import say as _say
 
 logger = logging.getLogger(__name__)
 
@@ -194,22 +195,65 @@ def walltime_seconds(text: str) -> int:
     return seconds
 
 
-def lifetime_args(walltime: str) -> list[str]:
-    """``dask worker`` arguments that retire a worker before its job's walltime.
+# A retiring worker is closed (its last batch finished or handed back) this long before its
+# job's walltime: a poll of squeue, the hand-over of its unfetched results, the worker and its
+# job script ending. Slurm's own TIMEOUT then never comes.
+EXIT_SECONDS = 15.0
+# Until a worker job of this run has been seen starting, this is how long one is assumed to
+# take from submission to its first worker (queue wait and start-up): replacements are
+# submitted that long before the job they replace stops taking batches.
+START_SECONDS = 60.0
 
-    Margin: a tenth of the walltime, at most 5 minutes; the lifetime is staggered by half the
-    margin so the jobs of one sweep do not all leave at once, and never exceeds
-    walltime - margin/2. Running batches move to other workers; the data is kept.
+
+@dataclass(frozen=True)
+class Changeover:
+    """When a worker job hands over to its replacement (seconds on one clock)."""
+
+    replace_at: float   # the replacement job is submitted (the old one keeps working)
+    drain_at: float     # the old job's workers take no new batch; they finish the running one
+    leave_at: float     # anything still running is handed back; the workers close
+
+
+def changeover(deadline: float, batch_seconds: float, start_seconds: float, rank: int, jobs: int) -> Changeover:
+    """The changeover of a worker job whose walltime ends at ``deadline``.
+
+    A batch started just before ``drain_at`` still ends before ``leave_at``, even seen a poll
+    late: the margin grows with the batch length. The ``jobs`` jobs of a run (``rank`` 0..jobs-1 among them) stop
+    taking batches spread over one more batch length, so jobs started together do not all
+    hand over at once; each replacement is submitted ``start_seconds`` (the start-up seen so
+    far) and one poll ahead, so it works before the old job stops.
     """
-    total = walltime_seconds(walltime)
-    margin = min(300, total // 10)
-    if margin < 2:
-        return []
-    return ["--lifetime", f"{total - margin}s", "--lifetime-stagger", f"{margin // 2}s"]
+    leave_at = deadline - EXIT_SECONDS
+    # a poll of squeue late, the running batch still ends before leave_at
+    drain_at = leave_at - JOB_POLL_SECONDS - batch_seconds * (1.0 + rank / max(1, jobs))
+    return Changeover(drain_at - start_seconds - JOB_POLL_SECONDS, drain_at, leave_at)
+
+
+@dataclass
+class _Retiring:
+    """A worker job taken out of the adaptive plan because its walltime nears."""
+
+    name: str
+    job: Any
+    job_id: str
+    times: Changeover
+    others: frozenset[str]        # the jobs already there: any new one is its replacement
+    state: str = "planned"        # planned -> draining -> closing
+    handed_back: int = 0          # batches it had started and gave back to other workers
+    replaced_by: list[str] = field(default_factory=list)
+
+
+async def _close_job(job: Any) -> None:
+    """Cancel a worker job (nothing if it has ended) and mark it closed, as the cluster's own scale-down does."""
+    from distributed.core import Status
+
+    await job.close()
+    job.status = Status.closed
 
 
 class SweepSLURMCluster(SLURMCluster):
-    """A SLURMCluster that forgets worker jobs Slurm has ended, so adaptive scaling replaces them.
+    """A SLURMCluster that forgets worker jobs Slurm has ended, so adaptive scaling replaces them,
+    and hands each job over to its replacement before its walltime without a gap.
 
     distributed alone notices a lost worker only after ``lost-worker-timeout`` (15 s), only
     for one-process jobs (a multi-process job's workers are named ``<job>-<i>`` and never
@@ -217,36 +261,100 @@ class SweepSLURMCluster(SLURMCluster):
     pending, node failure at start): adaptive scaling then counts the dead job as planned
     and does not replace it, and a sweep whose jobs all died waits forever. Asking squeue
     every few seconds covers all three.
+
+    Walltime: the time each job has left comes from squeue. Ahead of its end
+    (:func:`changeover`) the job leaves the adaptive plan, so a replacement is submitted
+    while it still works; then its workers take no new batch (queued ones go back at once),
+    finish the running one if it ends before ``leave_at`` (else hand it back: Dask reschedules
+    it, which is neither a failure nor a try), and close, so the job ends before Slurm's TIMEOUT.
     """
 
     def __init__(self, *args: Any, **kwargs: Any):
+        self._used: set[str] = set()             # every job name given out (never reused)
         super().__init__(*args, **kwargs)
         self._seen_workers: set[str] = set()
         self._ended_jobs: list[str] = []
+        self._submitted: dict[str, float] = {}    # job name -> when its id was first seen
+        self._start_seconds: list[float] = []     # submission -> first worker, per job seen starting
+        self._seen_start: set[str] = set()        # jobs whose first worker has registered
+        self._slurm_state: dict[str, str] = {}    # job id -> last squeue state
+        self._retiring: dict[str, _Retiring] = {}
+        self._job_rank: dict[str, int] = {}
         self.loop.add_callback(self._install_job_watch)
 
     def _install_job_watch(self) -> None:
         from tornado.ioloop import PeriodicCallback
 
-        pc = PeriodicCallback(self._forget_ended_jobs, JOB_POLL_SECONDS * 1000)
+        pc = PeriodicCallback(self._watch_jobs, JOB_POLL_SECONDS * 1000)
         self.periodic_callbacks["schedsweep-job-watch"] = pc
         pc.start()
 
-    async def _forget_ended_jobs(self) -> None:
+    def new_worker_spec(self) -> dict[str, Any]:
+        """The next job's spec under a name no job of this cluster had: a retiring job's workers
+        still hold theirs, and the scheduler refuses a name taken."""
+        while self._new_worker_name(self._i) in self.worker_spec or self._new_worker_name(self._i) in self._used:
+            self._i += 1
+        name = self._new_worker_name(self._i)
+        self._used.add(name)
+        return {name: self.new_spec}
+
+    def _workers_of(self, name: str) -> list[Any]:
+        """The scheduler's WorkerStates of job ``name`` (``name``, or ``name-<i>`` with several processes)."""
+        return [ws for ws in list(getattr(self.scheduler, "workers", {}).values())
+                if str(ws.name) == name or str(ws.name).startswith(f"{name}-")]
+
+    async def _squeue(self) -> dict[str, tuple[str, float | None]] | None:
+        """{job id: (state, seconds left)} of this user's jobs, or None when squeue did not answer."""
+        try:
+            out = await self.job_cls._call(["squeue", "-h", "-o", "%i|%T|%L", "-u", getpass.getuser()])
+        except Exception as exc:  # noqa: BLE001 - controller busy or unreachable: decide nothing now
+            logger.debug("squeue failed: %s", exc)
+            return None
+        jobs = {}
+        for line in out.splitlines():
+            parts = line.strip().split("|")
+            if len(parts) == 3:
+                try:
+                    left: float | None = float(walltime_seconds(parts[2]))
+                except ValueError:  # UNLIMITED, NOT_SET, INVALID
+                    left = None
+                jobs[parts[0]] = (parts[1], left)
+        return jobs
+
+    async def _watch_jobs(self) -> None:
         if self.status.name not in ("running", "created"):
             return
+        import time
+
+        now = time.monotonic()
         for ws in list(getattr(self.scheduler, "workers", {}).values()):
             self._seen_workers.add(str(ws.name))
         jobs = {name: job.job_id for name, job in list(self.workers.items()) if getattr(job, "job_id", None)}
-        if not jobs:
+        for name in jobs:
+            self._note_start(name, now)
+        if not jobs and not self._retiring:
             return
-        try:
-            out = await self.job_cls._call(["squeue", "-h", "-o", "%i %T", "-u", getpass.getuser()])
-        except Exception as exc:  # noqa: BLE001 - controller busy or unreachable: decide nothing now
-            logger.debug("squeue failed: %s", exc)
+        queue = await self._squeue()
+        if queue is None:
             return
-        alive = {line.split()[0] for line in out.splitlines()
-                 if len(line.split()) == 2 and line.split()[1] in ALIVE_STATES}
+        alive = {job_id for job_id, (state, _) in queue.items() if state in ALIVE_STATES}
+        await self._forget_ended(jobs, alive)
+        self._say_requeued(jobs, queue)
+        if getattr(self, "schedsweep_options", SlurmOptions()).retire_before_walltime:
+            await self._plan_retirements(queue, now)
+            await self._drive_retirements(alive, now)
+
+    def _note_start(self, name: str, now: float) -> None:
+        """Submission time of each job, and how long it took until its first worker registered."""
+        if name not in self._submitted:
+            self._submitted[name] = now
+            self._job_rank[name] = len(self._job_rank)
+        elif name not in self._seen_start and any(w == name or w.startswith(f"{name}-") for w in self._seen_workers):
+            self._seen_start.add(name)
+            self._start_seconds.append(now - self._submitted[name])
+
+    async def _forget_ended(self, jobs: dict[str, str], alive: set[str]) -> None:
+        """Jobs Slurm ended that this cluster did not retire: said, and replaced."""
         ended = [name for name, job_id in jobs.items() if job_id not in alive]
         for name in ended:
             job_id = jobs[name]
@@ -254,9 +362,136 @@ class SweepSLURMCluster(SLURMCluster):
             if not any(w == str(name) or w.startswith(f"{name}-") for w in self._seen_workers):
                 print(f"schedsweep: Slurm worker job {job_id} ended before any of its workers connected; "
                       f"see its log ({self._log_hint(job_id)}) and the Slurm options", file=sys.stderr)
+            else:
+                _say(f"Slurm worker job {job_id} ended {await self._how_ended(job_id)}; "
+                     "its running batches rerun on the other workers and a new job replaces it")
             self.worker_spec.pop(name, None)
         if ended:
             await self._correct_state()
+
+    async def _how_ended(self, job_id: str) -> str:
+        """"(NODE_FAIL on mh-c2)" from scontrol while Slurm still knows the job, else ""."""
+        try:
+            out = await self.job_cls._call(["scontrol", "-o", "show", "job", job_id])
+        except Exception:  # noqa: BLE001 - already purged, or the controller busy
+            return "(its state is no longer known to Slurm)"
+        fields_ = dict(x.split("=", 1) for x in out.split() if "=" in x)
+        where = f" on {fields_['NodeList']}" if fields_.get("NodeList") not in (None, "", "(null)") else ""
+        return f"({fields_.get('JobState', '?')}{where})"
+
+    def _say_requeued(self, jobs: dict[str, str], queue: dict[str, tuple[str, float | None]]) -> None:
+        """A running worker job put back in the queue (its node went down): said once."""
+        for job_id in jobs.values():
+            state = queue.get(job_id, ("", None))[0]
+            before = self._slurm_state.get(job_id)
+            if before == "RUNNING" and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"):
+                _say(f"Slurm put worker job {job_id} back in the queue ({state}: its node was lost); "
+                     "its running batches rerun on the other workers")
+            if state:
+                self._slurm_state[job_id] = state
+
+    def _batch_seconds(self) -> float:
+        """The longest average task duration the scheduler has seen (0 before any)."""
+        prefixes = getattr(self.scheduler, "task_prefixes", {}).values()
+        return max((p.duration_average for p in prefixes if p.duration_average and p.duration_average > 0),
+                   default=0.0)
+
+    async def _plan_retirements(self, queue: dict[str, tuple[str, float | None]], now: float) -> None:
+        """Take jobs whose changeover is due out of the adaptive plan: a replacement is submitted."""
+        start = 1.5 * max(self._start_seconds) if self._start_seconds else START_SECONDS
+        batch = self._batch_seconds()
+        jobs = getattr(self, "schedsweep_options", SlurmOptions()).jobs
+        due = []
+        for name, job in list(self.workers.items()):
+            job_id = getattr(job, "job_id", None)
+            state, left = queue.get(str(job_id), ("", None))
+            if state != "RUNNING" or left is None or name not in self._seen_start:
+                continue  # only a job whose workers run is handed over
+            times = changeover(now + left, batch, start, self._job_rank.get(name, 0) % max(1, jobs), jobs)
+            if now >= times.replace_at:
+                due.append((name, job, str(job_id), times))
+        if not due:
+            return
+        async with self._lock:
+            for name, job, job_id, times in due:
+                self.worker_spec.pop(name, None)
+                self.workers.pop(name, None)
+                self._retiring[name] = _Retiring(name, job, job_id, times, frozenset(self.workers))
+        await self._correct_state()
+
+    async def _drive_retirements(self, alive: set[str], now: float) -> None:
+        for r in list(self._retiring.values()):
+            if not r.replaced_by:
+                r.replaced_by = sorted(str(j.job_id) for n, j in list(self.workers.items())
+                                       if n not in r.others and getattr(j, "job_id", None))
+            if r.job_id not in alive:
+                self._retiring.pop(r.name, None)
+                await _close_job(r.job)
+                self._say_retired(r, now)
+                continue
+            workers = self._workers_of(r.name)
+            if r.state == "planned" and now >= r.times.drain_at:
+                r.state = "draining"
+                for ws in workers:
+                    self._drain(r, ws, now)
+            if r.state == "draining":
+                if now >= r.times.leave_at:
+                    for ws in workers:
+                        r.handed_back += self._hand_back(ws, list(ws.processing))
+                if not any(ws.processing for ws in workers):
+                    r.state = "closing"
+                    addresses = [ws.address for ws in workers]
+                    if addresses:
+                        self.loop.add_callback(self._close_workers, r, addresses)
+            if r.state == "closing" and now >= r.times.leave_at + EXIT_SECONDS - JOB_POLL_SECONDS:
+                await _close_job(r.job)   # still not gone a poll before the walltime: cancelled, never TIMEOUT
+
+    def _drain(self, r: _Retiring, ws: Any, now: float) -> None:
+        """No new batch for this worker; queued ones back at once; the running one kept if it ends in time."""
+        from distributed.core import Status
+
+        stimulus = f"schedsweep-walltime-{r.job_id}"
+        self.scheduler.handle_worker_status_change(Status.closing_gracefully, ws, stimulus)
+        comm = self.scheduler.stream_comms.get(ws.address)
+        if comm is not None:
+            comm.send({"op": "worker-status-change", "status": Status.closing_gracefully.name,
+                       "stimulus_id": stimulus})
+        running = {getattr(ts, "key", ts): elapsed for ts, elapsed in ws.executing.items()}
+        late = []
+        for ts in list(ws.processing):
+            if ts.key not in running:
+                self._hand_back(ws, [ts])   # not started: nothing lost, not counted
+            elif now + max(0.0, self._task_seconds(ts) - running[ts.key]) > r.times.leave_at:
+                late.append(ts)
+        r.handed_back += self._hand_back(ws, late)
+
+    def _task_seconds(self, ts: Any) -> float:
+        """How long a task of this kind takes (its prefix's average), else the longest kind seen."""
+        average = getattr(getattr(ts, "prefix", None), "duration_average", None)
+        return average if average and average > 0 else self._batch_seconds()
+
+    def _hand_back(self, ws: Any, tasks: list[Any]) -> int:
+        """Reschedule ``tasks`` of ``ws`` on other workers: the worker forgets them, the client's
+        futures stay pending (no error, no try). Returns how many."""
+        for ts in tasks:
+            self.scheduler._reschedule(ts.key, worker=ws.address, stimulus_id=f"schedsweep-hand-back-{ts.key}")
+        return len(tasks)
+
+    async def _close_workers(self, r: _Retiring, addresses: list[str]) -> None:
+        """Its results moved to other workers, each worker closes (and its nanny): the job ends."""
+        try:
+            await self.scheduler.retire_workers(workers=addresses, close_workers=True, remove=True,
+                                                stimulus_id=f"schedsweep-walltime-{r.job_id}")
+        except Exception as exc:  # noqa: BLE001 - the job is cancelled before its walltime anyway
+            logger.debug("retiring %s failed: %s", addresses, exc)
+        if any(a in self.scheduler.workers for a in addresses):
+            r.state = "draining"   # no other worker took its results yet: try again next poll
+
+    def _say_retired(self, r: _Retiring, now: float) -> None:
+        by = f"replaced by job {', '.join(r.replaced_by)}" if r.replaced_by else "not replaced (no batch left)"
+        back = (f"; {r.handed_back} running batch{'es' if r.handed_back != 1 else ''} handed back to other workers"
+                if r.handed_back else "; it finished its running batches")
+        _say(f"Slurm worker job {r.job_id} retired before its walltime, {by}{back}")
 
     @property
     def dashboard_link(self) -> str:
@@ -272,6 +507,9 @@ class SweepSLURMCluster(SLURMCluster):
 
     async def _close(self) -> None:
         try:
+            for r in list(self._retiring.values()):   # out of the plan, so super() would not cancel them
+                await _close_job(r.job)
+            self._retiring.clear()
             await super()._close()
         finally:  # the run's certificate and key go with the scheduler
             folder = getattr(self, "_schedsweep_tls_folder", None)
@@ -336,10 +574,11 @@ def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any
     """Keyword arguments of ``SLURMCluster`` for these options (no cluster is started).
 
     ``security``: the TLS settings when ``options.tls`` (:func:`temporary_security`)."""
-    worker_args = lifetime_args(options.walltime) if options.retire_before_walltime else []
+    # (retirement before the walltime is the cluster's, SweepSLURMCluster: not Dask's --lifetime,
+    # which cancels the batch a worker runs and is replaced only once the job has gone)
     # a worker's dashboard (and the HTTP server it keeps for /health even without one) would
     # listen on every interface of the compute node
-    worker_args = worker_args + ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+    worker_args = ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
     python = options.python or sys.executable
     if not options.interface:
         # Given no address, a worker listens on every interface of its node (0.0.0.0 and ::),
