@@ -313,7 +313,8 @@ def _run_on_login(tmp_path: Path, spec: Path, store: Path, *extra: str, jobs: in
     lines = [x for x in (REPO / "slurm" / "multihost.yaml").read_text().splitlines()
              if not x.startswith("log_directory:")]
     profile = tmp_path / "profile.yaml"
-    profile.write_text("\n".join(lines) + f"\nlog_directory: {tmp_path / 'logs'}\njobs: {jobs}\nmin_jobs: {jobs}\n")
+    profile.write_text("\n".join(lines) + f"\nlog_directory: {tmp_path / 'logs'}\njobs: {jobs}\nmin_jobs: {jobs}\n"
+                       f"tls_directory: {tmp_path / 'tls'}\n")
     return on("login", sys.executable, "-m", "schedsweep.pipeline.cli", "run", str(spec), "--store", str(store),
               "--cluster", "slurm", "--profile", str(profile), "--no-progress", *extra)
 
@@ -342,3 +343,40 @@ def test_walltime_hands_over_without_losing_a_batch(multihost, tmp_path):
     result = _nap_data(store)
     assert (result["status"] == store_mod.OK).all()
     xr.testing.assert_identical(result, _nap_reference(tmp_path))
+
+
+def _queued(job_ids: set[str]) -> set[str]:
+    out = subprocess.run(on("login", "squeue", "-h", "-o", "%i"), capture_output=True, text=True, timeout=30).stdout
+    return job_ids & set(out.split())
+
+
+def test_killed_controller_empties_the_queue_and_the_same_command_resumes(multihost, tmp_path):
+    """SIGKILL of `schedsweep run --cluster slurm` on the login host mid-sweep: its worker jobs
+    leave the queue within a minute; the same command resumes, removes the dead run's TLS
+    folder (saying so), and the store equals a local run bit for bit."""
+    spec, store = _nap_spec(tmp_path), tmp_path / "killed.zarr"
+    cmd = _run_on_login(tmp_path, spec, store, "--batch-size", "4", jobs=2)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    with open(tmp_path / "first.log", "w") as err:
+        proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, env=env)   # execs into the client
+    try:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and proc.poll() is None and _done_count(store) < 40:
+            time.sleep(0.2)
+        assert proc.poll() is None and 0 < _done_count(store) < 2 * 160, (tmp_path / "first.log").read_text()
+        jobs = {p.stem.rsplit("-", 1)[1] for p in (tmp_path / "logs").glob("schedsweep-worker-*.err")}
+        proc.kill()
+        proc.wait()
+        killed_at = time.monotonic()
+        while _queued(jobs) and time.monotonic() - killed_at < 60:
+            time.sleep(1)
+        assert not _queued(jobs), f"worker jobs {_queued(jobs)} still queued a minute after their controller died"
+    finally:
+        _stop(proc)
+    stale = list((tmp_path / "tls").glob("run-*"))
+    assert stale, "the killed run left no TLS folder: nothing to check"
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=200)
+    assert again.returncode == 0, again.stderr
+    assert all(f"removed {p}" in again.stderr for p in stale), again.stderr
+    assert not list((tmp_path / "tls").glob("run-*")), "a TLS folder outlived its run"
+    xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path))

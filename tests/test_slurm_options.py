@@ -2,6 +2,8 @@
 syntax, retirement before walltime, and the job script a worker job gets."""
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,54 @@ def test_workers_without_interface_listen_on_the_address_they_advertise():
     out = subprocess.run(["bash", "-c", f"echo $({command.group(1)})"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == get_ip()
     assert "--host" not in S.job_script(S.resolve_options(profile="local")).splitlines()[-1]
+
+
+def test_stale_tls_folders_removed_only_when_provably_a_dead_runs(tmp_path):
+    """A later run removes a run folder whose owner (this host) is dead or whose pid was reused,
+    and nothing else: not a live run's, not another host's, not one holding other files, not
+    one without an owner file, not a path outside the run-* names."""
+    import socket
+    import subprocess
+
+    host = socket.gethostname()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    dead_start = S._process_start(sleeper.pid)
+    sleeper.kill()
+    sleeper.wait()
+
+    def folder(name: str, owner: str | None, *extra: str) -> Path:
+        path = tmp_path / name
+        path.mkdir()
+        (path / "cert.pem").write_text("c")
+        if owner is not None:
+            (path / S.TLS_OWNER).write_text(owner)
+        for e in extra:
+            (path / e).write_text("x")
+        return path
+
+    dead = folder("run-dead", f"schedsweep {host} {sleeper.pid} {dead_start}\n")
+    reused = folder("run-reused", f"schedsweep {host} {os.getpid()} 1\n")   # our pid, another start
+    alive = folder("run-alive", S._owner_line())
+    other_host = folder("run-other", f"schedsweep not-{host} {sleeper.pid} {dead_start}\n")
+    foreign = folder("run-foreign", f"schedsweep {host} {sleeper.pid} {dead_start}\n", "notes.txt")
+    no_owner = folder("run-plain", None)
+    outside = folder("keep", f"schedsweep {host} {sleeper.pid} {dead_start}\n")
+    assert sorted(S.remove_stale_tls(tmp_path)) == sorted([dead, reused])
+    assert not dead.exists() and not reused.exists()
+    assert all(p.exists() for p in (alive, other_host, foreign, no_owner, outside))
+
+
+def test_orphan_check_exits_a_job_whose_run_is_gone(tmp_path):
+    """The job script line: exit 0 with a message when the owner file is old or missing; nothing when fresh."""
+    import subprocess
+
+    line = S.orphan_check(str(tmp_path)) + "\necho started"
+    run = lambda: subprocess.run(["bash", "-c", line], capture_output=True, text=True)  # noqa: E731
+    missing = run()
+    assert missing.returncode == 0 and "gone" in missing.stderr and "started" not in missing.stdout
+    owner = tmp_path / S.TLS_OWNER
+    owner.write_text("x")
+    assert run().stdout.strip() == "started"
+    old = time.time() - S.ORPHAN_SECONDS - 5
+    os.utime(owner, (old, old))
+    assert "started" not in run().stdout

@@ -17,6 +17,7 @@ Worker dashboards are off. ``tls: false``, ``scheduler_host: 0.0.0.0`` and
 """
 from __future__ import annotations
 
+import contextlib
 import getpass
 import logging
 import math
@@ -327,6 +328,10 @@ class SweepSLURMCluster(SLURMCluster):
         import time
 
         now = time.monotonic()
+        folder = getattr(self, "_schedsweep_tls_folder", None)
+        if folder:  # alive: a job starting later finds its run here (orphan_check)
+            with contextlib.suppress(OSError):
+                os.utime(os.path.join(folder, TLS_OWNER))
         for ws in list(getattr(self.scheduler, "workers", {}).values()):
             self._seen_workers.add(str(ws.name))
         jobs = {name: job.job_id for name, job in list(self.workers.items()) if getattr(job, "job_id", None)}
@@ -559,7 +564,10 @@ def temporary_security(directory: str) -> tuple[Any, str | None]:
         return Security.temporary(), None
     base = Path(os.path.expanduser(directory))
     base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for stale in remove_stale_tls(base):
+        _say(f"removed {stale}: the TLS folder of a schedsweep run that ended without removing it")
     folder = tempfile.mkdtemp(prefix="run-", dir=base)  # mode 0700: the key is readable by this user only
+    Path(folder, TLS_OWNER).write_text(_owner_line())
     cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                     "-nodes", "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=schedsweep"],
@@ -568,6 +576,65 @@ def temporary_security(directory: str) -> tuple[Any, str | None]:
     roles = {f"tls_{role}_{part}": path for role in ("scheduler", "worker", "client")
              for part, path in (("cert", cert), ("key", key))}
     return Security(tls_ca_file=cert, require_encryption=True, **roles), folder
+
+
+# In each run's TLS folder: who made it (host, pid, the pid's start time), touched at every poll
+# of squeue while the run lives.
+TLS_OWNER = "schedsweep-owner"
+TLS_FILES = frozenset({"cert.pem", "key.pem", TLS_OWNER})
+# A worker job that starts when its run's owner file has not been touched for this long exits at
+# once: its controller is gone (killed), and nobody would ever give it work.
+ORPHAN_SECONDS = 120
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc), None when there is none."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _owner_line() -> str:
+    import socket
+
+    return f"schedsweep {socket.gethostname()} {os.getpid()} {_process_start(os.getpid())}\n"
+
+
+def remove_stale_tls(base: Path) -> list[Path]:
+    """Remove the run folders in ``base`` that are provably a dead run's: named ``run-*``, owned
+    by this user, holding only the files a run writes, with an owner file that names this host
+    and a process that no longer lives (or a pid reused since). Returns what was removed."""
+    import socket
+    import stat
+
+    removed = []
+    for folder in sorted(base.glob("run-*")):
+        try:
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            if not set(os.listdir(folder)) <= TLS_FILES:
+                continue
+            words = (folder / TLS_OWNER).read_text().split()
+        except OSError:
+            continue
+        if len(words) != 4 or words[0] != "schedsweep" or words[1] != socket.gethostname() \
+                or not words[2].isdigit():
+            continue
+        if _process_start(int(words[2])) == words[3]:
+            continue  # its run is alive
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def orphan_check(folder: str) -> str:
+    """A job script line: exit at once when the run that submitted this job is gone (its owner
+    file in ``folder`` untouched for ORPHAN_SECONDS, or removed), rather than wait for it."""
+    owner = shlex.quote(os.path.join(folder, TLS_OWNER))
+    return (f"if [ ! -e {owner} ] || [ $(( $(date +%s) - $(stat -c %Y {owner}) )) -gt {ORPHAN_SECONDS} ]; then "
+            f"echo 'schedsweep: the run that submitted this job is gone; exiting' >&2; exit 0; fi")
 
 
 def cluster_kwargs(options: SlurmOptions, security: Any = None) -> dict[str, Any]:
@@ -627,6 +694,8 @@ def build_cluster(options: SlurmOptions) -> SweepSLURMCluster:
     """The scheduler here, secured as the options say, and no worker job yet (nothing submitted)."""
     security, folder = temporary_security(options.tls_directory) if options.tls else (None, None)
     kwargs = cluster_kwargs(options, security)
+    if folder:
+        kwargs["job_script_prologue"] = kwargs["job_script_prologue"] + [orphan_check(folder)]
     if kwargs["log_directory"]:
         os.makedirs(kwargs["log_directory"], exist_ok=True)
     if kwargs.get("shared_temp_directory"):
