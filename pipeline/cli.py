@@ -164,6 +164,16 @@ class _Signalled(KeyboardInterrupt):
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+def _silence_dask() -> None:
+    """From here on Dask's own loggers say nothing: a stopping run's client, scheduler and
+    cluster report every connection the stop breaks (a scheduler killed with its batch job
+    gives a 30-line ``distributed.client`` traceback), and the one line said is the whole story."""
+    import logging
+
+    for name in ("distributed", "dask_jobqueue", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
     """While a run goes on, Ctrl-C, SIGTERM (a batch system's stop) and SIGHUP (a closed
@@ -181,6 +191,7 @@ def _signals_interrupt() -> Iterator[None]:
         lead = "\n" if sys.stderr.isatty() else ""  # below a progress bar, not over it
         print(f"{lead}schedsweep: stopping ({signal.Signals(signum).name}): the running tasks are killed, "
               "what is stored is kept", file=sys.stderr, flush=True)
+        _silence_dask()
         raise _Signalled(signum) if signum != signal.SIGINT else KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers

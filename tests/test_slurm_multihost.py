@@ -278,9 +278,9 @@ cell = [0, 1]
 """
 
 
-def _nap_spec(tmp_path: Path) -> Path:
+def _nap_spec(tmp_path: Path, seconds: float = 0.25) -> Path:
     path = tmp_path / "nap.toml"
-    path.write_text(textwrap.dedent(NAP))
+    path.write_text(textwrap.dedent(NAP).replace("seconds = 0.25", f"seconds = {seconds}"))
     return path
 
 
@@ -290,9 +290,11 @@ def _nap_data(store: Path) -> xr.Dataset:
     return ds
 
 
-def _nap_reference(tmp_path: Path) -> xr.Dataset:
+def _nap_reference(tmp_path: Path, seconds: float = 0.25) -> xr.Dataset:
     """The sleeping sweep on 8 local processes of this machine (they sleep: no CPU)."""
-    return _nap_data(pipeline.run(_nap_spec(tmp_path), tmp_path / "local.zarr", workers=8, progress=False))
+    folder = tmp_path / "local"
+    folder.mkdir()
+    return _nap_data(pipeline.run(_nap_spec(folder, seconds), folder / "local.zarr", workers=8, progress=False))
 
 
 def _jobs_of(log_dir: Path) -> dict[str, dict[str, str]]:
@@ -380,3 +382,58 @@ def test_killed_controller_empties_the_queue_and_the_same_command_resumes(multih
     assert all(f"removed {p}" in again.stderr for p in stale), again.stderr
     assert not list((tmp_path / "tls").glob("run-*")), "a TLS folder outlived its run"
     xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path))
+
+
+def _sbatch(tmp_path: Path, spec: Path, store: Path, *extra: str) -> str:
+    env = dict(os.environ, SCHEDSWEEP_PYTHON=sys.executable, SCHEDSWEEP_SCHEDULER_DIR=str(tmp_path),
+               PYTHONPATH=str(REPO), SCHEDSWEEP_COMPACT_SECONDS="0.2")
+    submit = subprocess.run(
+        on("login", "sbatch", "--parsable", "--nodes=2", "--ntasks=2", "--mem-per-cpu=500M", *extra,
+           f"--chdir={tmp_path}", f"--output={tmp_path}/sweep-%j.out", str(REPO / "slurm" / "sweep.sbatch"),
+           str(spec), str(store), "--batch-size", "4"),
+        capture_output=True, text=True, env=env, timeout=60)
+    assert submit.returncode == 0, submit.stderr
+    return submit.stdout.strip().split(";")[0]
+
+
+def _wait_gone(job: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and _queued({job}):
+        time.sleep(0.5)
+    assert not _queued({job}), f"sbatch job {job} still queued after {seconds:.0f} s"
+
+
+def _after_stop(text: str) -> str:
+    """The job log after the client's "stopping" line: the resume hint, and no traceback of any client."""
+    return text.split("schedsweep: stopping (", 1)[1]
+
+
+@pytest.mark.parametrize("end", ["scancel", "time limit"])
+def test_sbatch_job_ended_then_resubmitted_resumes(multihost, tmp_path, end):
+    """slurm/sweep.sbatch cancelled mid-sweep, or killed at its time limit: the client says it
+    stops and how to resume, and no traceback follows; the same sbatch resumes; the store equals a local run.
+    Replications of 0.5 s: 80 s of work on two workers, longer than the time limit of a minute."""
+    spec, store = _nap_spec(tmp_path, 0.5), tmp_path / "sbatch.zarr"
+    job = _sbatch(tmp_path, spec, store, *(["--time=00:01:00"] if end == "time limit" else ["--time=00:10:00"]))
+    try:
+        if end == "scancel":
+            deadline = time.monotonic() + 150
+            while time.monotonic() < deadline and _done_count(store) < 40 and _queued({job}):
+                time.sleep(0.3)
+            assert 0 < _done_count(store) < 2 * 160, "the sweep did not run, or ended before the cancel"
+            subprocess.run(on("login", "scancel", job), check=True, timeout=30)
+        _wait_gone(job, 150)
+    finally:
+        subprocess.run(on("login", "scancel", job), capture_output=True, timeout=30)
+    first = (tmp_path / f"sweep-{job}.out").read_text()
+    assert 0 < _done_count(store) < 2 * 160, first
+    assert "run the same command again to resume" in first, first
+    assert "Traceback" not in _after_stop(first) and "distributed.client" not in _after_stop(first), first
+    again = _sbatch(tmp_path, spec, store, "--time=00:10:00")
+    try:
+        _wait_gone(again, 200)
+    finally:
+        subprocess.run(on("login", "scancel", again), capture_output=True, timeout=30)
+    second = (tmp_path / f"sweep-{again}.out").read_text()
+    assert "schedsweep run exited with status 0" in second, second
+    xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path, 0.5))
