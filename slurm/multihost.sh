@@ -17,6 +17,8 @@
 #   slurm/multihost.sh run HOST CMD...   run CMD on HOST (login, c1, c2) with the cluster's SLURM_CONF
 #   slurm/multihost.sh poweroff HOST     SIGKILL every process of compute HOST (its slurmd, job steps,
 #                                        workers): a node dying mid-sweep; `up` starts it again
+#   slurm/multihost.sh cut HOST          take compute HOST's link down (its processes live on, unreachable)
+#   slurm/multihost.sh mend HOST         bring it up again (`up` does too)
 #
 # Root only. State, config and logs in $SCHEDSWEEP_MULTIHOST_DIR (default /tmp/schedsweep-multihost).
 #   SCHEDSWEEP_MULTIHOST_TIMEOUT  seconds to wait for the nodes to be idle (default 60)
@@ -141,6 +143,7 @@ up() {
         touch "$MH_DIR/.schedsweep-multihost"
     fi
     make_network
+    for h in "${COMPUTE[@]}"; do link "$h" up; done   # a host cut off by `cut` is reachable again
     start_munged "$MH_DIR" || { say "munged did not start"; exit 1; }
     pid_alive "$MH_DIR/slurmctld.pid" || write_conf
     if ! pid_alive "$MH_DIR/slurmctld.pid"; then
@@ -192,6 +195,12 @@ poweroff() {
     rm -f "$MH_DIR/slurmd-$(hostname_of "$host").pid"
 }
 
+# link HOST up|down: compute HOST's end of its link to the login host's bridge.
+link() {
+    case " ${COMPUTE[*]} " in *" $1 "*) ;; *) say "cut/mend: HOST is one of: ${COMPUTE[*]}"; exit 2 ;; esac
+    ip -n "$(ns "$1")" link set ssw0 "$2"
+}
+
 down() {
     [ -e "$MH_DIR/.schedsweep-multihost" ] || ns_exists login || exit 0
     local jobs h pids
@@ -236,5 +245,7 @@ case "${1:-}" in
     status) status ;;
     run) [ $# -ge 3 ] || { say "usage: run HOST CMD..."; exit 2; }; shift; exec_on "$@" ;;
     poweroff) [ $# = 2 ] || { say "usage: poweroff HOST"; exit 2; }; poweroff "$2" ;;
-    *) echo "usage: slurm/multihost.sh up|down|status|run HOST CMD...|poweroff HOST" >&2; exit 2 ;;
+    cut) [ $# = 2 ] || { say "usage: cut HOST"; exit 2; }; link "$2" down ;;
+    mend) [ $# = 2 ] || { say "usage: mend HOST"; exit 2; }; link "$2" up ;;
+    *) echo "usage: slurm/multihost.sh up|down|status|run HOST CMD...|poweroff HOST|cut HOST|mend HOST" >&2; exit 2 ;;
 esac

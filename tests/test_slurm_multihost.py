@@ -437,3 +437,39 @@ def test_sbatch_job_ended_then_resubmitted_resumes(multihost, tmp_path, end):
     second = (tmp_path / f"sweep-{again}.out").read_text()
     assert "schedsweep run exited with status 0" in second, second
     xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path, 0.5))
+
+
+@pytest.mark.parametrize("outage", [60, None], ids=["60s", "for-good"])
+def test_compute_host_cut_off(multihost, tmp_path, outage):
+    """c2's link goes down mid-sweep (its processes live on, unreachable) for 60 s, or for good:
+    the sweep finishes on what it can reach, the store equals a local run bit for bit, and a
+    host lost for good is said in one line."""
+    spec, store = _nap_spec(tmp_path), tmp_path / "cut.zarr"
+    run_log = tmp_path / "run.log"
+    with open(run_log, "w") as err:
+        proc = subprocess.Popen(_run_on_login(tmp_path, spec, store, "--batch-size", "4", jobs=2),
+                                stdout=err, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and proc.poll() is None:
+            hosts = _worker_hosts(tmp_path / "logs") if (tmp_path / "logs").exists() else {}
+            if sorted(hosts.values()) == [ADDRESS["c1"], ADDRESS["c2"]] and _done_count(store) >= 40:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and _done_count(store) < 2 * 160, run_log.read_text()
+        assert sorted(hosts.values()) == [ADDRESS["c1"], ADDRESS["c2"]], hosts
+        subprocess.run(["bash", str(SCRIPT), "cut", "c2"], check=True, timeout=30)
+        if outage is not None:
+            time.sleep(outage)   # the outage itself, not a wait for a result
+            subprocess.run(["bash", str(SCRIPT), "mend", "c2"], check=True, timeout=30)
+        proc.wait(timeout=280)
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "mend", "c2"], capture_output=True, timeout=30)
+        _stop(proc)
+    log = run_log.read_text()
+    assert proc.returncode == 0, log
+    result = _nap_data(store)
+    assert (result["status"] == store_mod.OK).all()
+    xr.testing.assert_identical(result, _nap_reference(tmp_path))
+    if outage is None:
+        assert re.search(r"Slurm (worker job \d+ ended \(\w+|put worker job \d+ back in the queue)", log), log
