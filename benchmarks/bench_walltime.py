@@ -6,8 +6,9 @@ One worker job at a time (``jobs: 1``) runs sleeping replications (``benchmarks.
 the login host with ``--cluster slurm``; with ``--walltime 00:01:00`` the job hands over to a
 replacement (on the other compute host) about every 40 s. Progress is read from the store
 every half second: the rate is replications finished per second from the first result to the
-last, and the busy fraction that rate times the replication length (one worker). The figure
-that matters is their ratio: what the changeovers cost.
+last, and the busy fraction that rate times the replication length (one worker slot; above
+100 % while a replacement overlaps the job it replaces). The figure that matters is the
+ratio of the rates: what the changeovers cost.
 
     python -m benchmarks.bench_walltime [--replications 200] [--seconds 0.25] [--record]
 """
@@ -96,16 +97,19 @@ def main(argv: list[str] | None = None) -> int:
         rolled, rolled_wall, err = sweep(folder, "00:01:00", a.replications, a.seconds, a.batch_size)
     changeovers = err.count("retired before its walltime")
     figures = [
-        ("busy fraction, one worker job, walltime 30 min (no changeover)", round(100 * steady * a.seconds, 1), "%"),
-        (f"busy fraction, walltime 1 min ({changeovers} changeovers)", round(100 * rolled * a.seconds, 1), "%"),
-        ("busy fraction across changeovers, relative to no changeover", round(100 * rolled / steady, 1), "%"),
+        ("busy fraction of one worker slot, walltime 30 min (no changeover)", round(100 * steady * a.seconds, 1), "%"),
+        (f"busy fraction of one worker slot, walltime 1 min ({changeovers} changeovers)",
+         round(100 * rolled * a.seconds, 1), "%"),
+        ("throughput across changeovers, relative to no changeover", round(100 * rolled / steady, 1), "%"),
     ]
     for label, value, unit in figures:
         print(f"{label}: {results.value_text(value, unit)}")
     print(f"wall: {steady_wall:.0f} s without changeover, {rolled_wall:.0f} s with")
     if a.record:
-        note = (f"{2 * a.replications} replications of {a.seconds:g} s in batches of {a.batch_size}, "
-                "on the namespace cluster of slurm/multihost.sh.")
+        note = (f"{2 * a.replications} replications of {a.seconds:g} s in batches of {a.batch_size}, one worker job "
+                "at a time, on the namespace cluster of slurm/multihost.sh. Busy fraction: replications per second "
+                "from the first result to the last, times their length; above 100 % while a replacement job "
+                "overlaps the one it replaces (both work).")
         print(results.record("bench_walltime", figures, load_before, note=note))
     return 0
 

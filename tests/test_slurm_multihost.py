@@ -7,7 +7,12 @@ compute hosts, each a network namespace with its own address, linked by veth pai
   off mid-sweep (every process of it killed: slurmd, job steps, workers) and the store still
   equals a local run bit for bit;
 - the same without ``interface`` in the profile: everything still on its host's own address;
-- ``slurm/sweep.sbatch`` with two nodes: scheduler on the first, a worker on each, same store.
+- ``slurm/sweep.sbatch`` with two nodes: scheduler on the first, a worker on each, same store;
+- sleeping replications (``benchmarks.napper``): a walltime of one minute (jobs hand over to
+  replacements submitted ahead, none ends as TIMEOUT, no batch failed or retried); the
+  controller killed (its jobs leave the queue, the same command resumes and removes the dead
+  run's TLS folder); ``sweep.sbatch`` cancelled or at its time limit, then resubmitted; a
+  compute host's link cut for 60 s or for good. Each store equals a local run bit for bit.
 
 Skipped when the multi-host Slurm is not up (``bash slurm/multihost.sh up``, as root), unless
 SCHEDSWEEP_EXPECT_MULTIHOST=1 (``.ci/run``): then they fail.

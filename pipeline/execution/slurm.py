@@ -2,9 +2,10 @@
 profile file (``slurm/*.yaml``), scaled adaptively between bounds.
 
 Each worker job runs ``cores_per_job`` single-threaded worker processes (as the LocalCluster
-runs one per core). Worker jobs that Slurm ends (walltime, ``scancel``, node failure) are
-forgotten and replaced by the adaptive scaling; workers retire gracefully shortly before
-their walltime, so a long sweep rolls over to fresh jobs instead of losing running batches.
+runs one per core). Worker jobs that Slurm ends (``scancel``, node failure) are forgotten
+and replaced by the adaptive scaling; before its walltime each job hands over to a
+replacement submitted ahead of time (:func:`changeover`), finishing or handing back its
+running batch, so a long sweep rolls over to fresh jobs without a gap or a lost batch.
 The execution loop resubmits any batch whose worker died anyway.
 
 Exposure: by default the dashboard listens on 127.0.0.1 of the login node only
