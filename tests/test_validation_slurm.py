@@ -89,7 +89,7 @@ def test_security_profile_entries_are_checked(tmp_path, text, key):
 
 
 def test_example_profile_documents_what_is_exposed():
-    text = open(os.path.join(os.path.dirname(S.__file__), "..", "slurm", "example-site.yaml")).read()
+    text = (S.PROFILE_DIR / "example-site.yaml").read_text()
     assert "ssh -L 8787:127.0.0.1:8787" in text and "tls:" in text
 
 
