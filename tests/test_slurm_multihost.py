@@ -90,6 +90,13 @@ def multihost():
     subprocess.run(["bash", str(SCRIPT), "up"], check=True, timeout=120)
 
 
+@pytest.fixture
+def all_hosts(multihost):
+    """Both compute hosts up and idle before the test (an earlier one may have powered one off
+    or cut its link): ``multihost.sh up`` restarts what is missing and resumes a node Slurm set down."""
+    subprocess.run(["bash", str(SCRIPT), "up"], check=True, timeout=120)
+
+
 def on(host: str, *cmd: str) -> list[str]:
     """A command line that runs ``cmd`` on ``host`` (its namespace, hostname and /etc/hosts)."""
     return ["bash", str(SCRIPT), "run", host, *cmd]
@@ -326,7 +333,7 @@ def _run_on_login(tmp_path: Path, spec: Path, store: Path, *extra: str, jobs: in
               "--cluster", "slurm", "--profile", str(profile), "--no-progress", *extra)
 
 
-def test_walltime_hands_over_without_losing_a_batch(multihost, tmp_path):
+def test_walltime_hands_over_without_losing_a_batch(all_hosts, tmp_path):
     """--walltime 00:01:00: each worker job's replacement is submitted before it ends, the old
     job finishes or hands back its batch (no batch failed or retried), leaves before Slurm's
     TIMEOUT, and the user is told; the store equals a local run bit for bit."""
@@ -357,7 +364,7 @@ def _queued(job_ids: set[str]) -> set[str]:
     return job_ids & set(out.split())
 
 
-def test_killed_controller_empties_the_queue_and_the_same_command_resumes(multihost, tmp_path):
+def test_killed_controller_empties_the_queue_and_the_same_command_resumes(all_hosts, tmp_path):
     """SIGKILL of `schedsweep run --cluster slurm` on the login host mid-sweep: its worker jobs
     leave the queue within a minute; the same command resumes, removes the dead run's TLS
     folder (saying so), and the store equals a local run bit for bit."""
@@ -414,7 +421,7 @@ def _after_stop(text: str) -> str:
 
 
 @pytest.mark.parametrize("end", ["scancel", "time limit"])
-def test_sbatch_job_ended_then_resubmitted_resumes(multihost, tmp_path, end):
+def test_sbatch_job_ended_then_resubmitted_resumes(all_hosts, tmp_path, end):
     """slurm/sweep.sbatch cancelled mid-sweep, or killed at its time limit: the client says it
     stops and how to resume, and no traceback follows; the same sbatch resumes; the store equals a local run.
     Replications of 0.5 s: 80 s of work on two workers, longer than the time limit of a minute."""
@@ -445,7 +452,7 @@ def test_sbatch_job_ended_then_resubmitted_resumes(multihost, tmp_path, end):
 
 
 @pytest.mark.parametrize("outage", [60, None], ids=["60s", "for-good"])
-def test_compute_host_cut_off(multihost, tmp_path, outage):
+def test_compute_host_cut_off(all_hosts, tmp_path, outage):
     """c2's link goes down mid-sweep (its processes live on, unreachable) for 60 s, or for good:
     the sweep finishes on what it can reach, the store equals a local run bit for bit, and a
     host lost for good is said in one line."""

@@ -423,6 +423,9 @@ class SweepSLURMCluster(SLURMCluster):
                 self.worker_spec.pop(name, None)
                 self.workers.pop(name, None)
                 self._retiring[name] = _Retiring(name, job, job_id, times, frozenset(self.workers))
+                _say(f"Slurm worker job {job_id}: replacement asked for; it drains in {times.drain_at - now:.0f} s, "
+                     f"leaves in {times.leave_at - now:.0f} s (batches of {batch:.1f} s, start-up {start:.0f} s)",
+                     detail=True)
         await self._correct_state()
 
     async def _drive_retirements(self, alive: set[str], now: float) -> None:
@@ -449,8 +452,8 @@ class SweepSLURMCluster(SLURMCluster):
                     addresses = [ws.address for ws in workers]
                     if addresses:
                         self.loop.add_callback(self._close_workers, r, addresses)
-            if r.state == "closing" and now >= r.times.leave_at + EXIT_SECONDS - JOB_POLL_SECONDS:
-                await _close_job(r.job)   # still not gone a poll before the walltime: cancelled, never TIMEOUT
+            if r.state == "closing" and now >= r.times.leave_at + EXIT_SECONDS - 2 * JOB_POLL_SECONDS:
+                await _close_job(r.job)   # still not gone two polls before the walltime: cancelled, never TIMEOUT
 
     def _drain(self, r: _Retiring, ws: Any, now: float) -> None:
         """No new batch for this worker; queued ones back at once; the running one kept if it ends in time."""
