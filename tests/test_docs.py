@@ -20,8 +20,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 #: A reference to the team folder beside the checkout (its relative path, its pages, traces,
-#: peers or tools), or a path built to reach it from the repository's root or parent.
-OUTSIDE = re.compile(r'\.\./shared|shared/(?:spec|peers|traces|tools)\b|/\s*"shared"|"\.\.",\s*"shared"')
+#: peers or tools), or a path built to reach it from the repository's root or parent: "shared"
+#: as a quoted path component (the / operator, os.path.join); prose is not matched.
+OUTSIDE = re.compile(r"""\.\./shared|shared/(?:spec|peers|traces|tools)\b|["']shared["']\s*/|/\s*["']shared["']"""
+                     r"""|,\s*["']shared["']""")
 
 #: Files that may name the folder beside the checkout (none: the peers' folder is named by
 #: SCHEDSWEEP_PEERS alone). The test fails on an entry that no longer matches.
@@ -183,6 +185,8 @@ def test_outside_pattern():
     # written in pieces, so that this file does not hold what it looks for
     assert OUTSIDE.search("see `.." "/sha" "red/spec/cluster.md`") and OUTSIDE.search("shared" "/peers/x.py")
     assert OUTSIDE.search('ROOT.parent / "sha' 'red"') and OUTSIDE.search('join(here, "..", "sha' 'red")')
+    assert OUTSIDE.search('PEERS = ROOT.parent / "sha' 'red" / "peers"') and OUTSIDE.search('"..' '/sha' 'red/traces"')
+    assert OUTSIDE.search("'sha" "red' / 'peers'") and OUTSIDE.search("os.path.join(root, 'sha" "red')")
     assert not OUTSIDE.search("shared alternatives") and not OUTSIDE.search("a shared 2-core machine")
     assert not OUTSIDE.search("shared_alternatives = true")
 

@@ -80,7 +80,9 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
 
     venv.create(tmp_path / "venv", with_pip=True)
     py = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, env=env,
+    # --no-compile: pip would byte-compile every file of every dependency (most of the install's
+    # time); what the runs below import is compiled as it is imported
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", str(wheel)], check=True, env=env,
                    capture_output=True, text=True)
     work = tmp_path / "elsewhere"
     work.mkdir()

@@ -14,55 +14,26 @@ import numpy as np
 import pytest
 import xarray as xr
 
+import damaged_store
+from damaged_store import KEEP, flip as _flip, plain as _plain, shard as _shard
 from schedsweep import pipeline
 from schedsweep.pipeline import cli
 from schedsweep.pipeline.store import integrity, zarrstore as store_mod
 from schedsweep.pipeline.execution.execute import provenance
 from schedsweep.pipeline.spec.sweep import parse, workload_of
 
-SPEC = """
-name = "integrity"
-workload = "mm1"
-replications = 8
-seed = 11
-[params]
-customers = 200
-warmup = 20
-[sweep]
-arrival_rate = [0.3, 0.6]
-"""
-KEEP = ["mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status", "reason", "seed"]
 GOLDEN = Path(__file__).parent / "golden"
+BATCH = 8
+SPEC = damaged_store.SPEC.format(name="integrity", seed=11)
 
 
 def _run(spec: Path, store: Path) -> Path:
-    return pipeline.run(spec, store, workers=0, batch_size=8, progress=False)
-
-
-def _plain(path: Path) -> xr.Dataset:
-    ds = pipeline.open_store(path)[KEEP].load()
-    ds.attrs = {}
-    return ds
+    return damaged_store.run(spec, store, BATCH)
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ref")
-    spec = tmp / "integrity.toml"
-    spec.write_text(SPEC)
-    return spec, _run(spec, tmp / "ref.zarr")
-
-
-def _shard(store: Path, name: str) -> Path:
-    files = sorted(p for p in (store / name / "c").rglob("*") if p.is_file())
-    assert len(files) == 1  # 2 cells x 8 replications: one shard file per array
-    return files[0]
-
-
-def _flip(path: Path, at: int) -> None:
-    data = bytearray(path.read_bytes())
-    data[at] ^= 0xFF
-    path.write_bytes(bytes(data))
+    return damaged_store.reference(tmp_path_factory.mktemp("ref"), "integrity", 11, BATCH)
 
 
 # (what is done to the store, the variable the damage is reported in, the words of the problem)

@@ -14,43 +14,39 @@ import numpy as np
 import pytest
 import xarray as xr
 
+import damaged_store
+from damaged_store import flip as _flip, plain as _plain, shard as _shard
 from schedsweep import pipeline
 from schedsweep.pipeline import cli
 from schedsweep.pipeline.store import integrity, journal, zarrstore as store_mod
 from schedsweep.pipeline.execution.execute import provenance
 from schedsweep.pipeline.spec.sweep import load, workload_of
 
-SPEC = """
-name = "repair"
-workload = "mm1"
-replications = 8
-seed = 23
-[params]
-customers = 200
-warmup = 20
-[sweep]
-arrival_rate = [0.3, 0.6]
-"""
-KEEP = ["mean_wait", "mean_time_in_system", "time_in_system_quantiles", "status", "reason", "seed"]
 BATCH = 2  # 8 replications in batches of 2: one inner chunk of 8 per cell, one shard per array
 
 
 def _run(spec: Path, store: Path) -> Path:
-    return pipeline.run(spec, store, workers=0, batch_size=BATCH, progress=False)
-
-
-def _plain(path: Path) -> xr.Dataset:
-    ds = pipeline.open_store(path)[KEEP].load()
-    ds.attrs = {}
-    return ds
+    return damaged_store.run(spec, store, BATCH)
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ref")
-    spec = tmp / "repair.toml"
-    spec.write_text(SPEC)
-    return spec, _run(spec, tmp / "ref.zarr")
+    return damaged_store.reference(tmp_path_factory.mktemp("ref"), "repair", 23, BATCH)
+
+
+@pytest.fixture(scope="module")
+def half_compacted(reference, tmp_path_factory) -> Path:
+    """The store a killed run leaves (:func:`_half_compacted`), made once: each test damages
+    its own copy."""
+    store = tmp_path_factory.mktemp("half") / "s.zarr"
+    _half_compacted(*reference, store)
+    return store
+
+
+def _copy(half_compacted: Path, tmp_path: Path) -> Path:
+    store = tmp_path / "s.zarr"
+    shutil.copytree(half_compacted, store)
+    return store
 
 
 def _batch(ref: xr.Dataset, module, writer, cell: int, start: int, stop: int) -> tuple:
@@ -77,18 +73,6 @@ def _half_compacted(spec_path: Path, ref_path: Path, store: Path) -> None:
     assert [(e.cell, e.start, e.n) for e in entries] == [((0,), 4, 2)] and torn == 0
 
 
-def _shard(store: Path, name: str) -> Path:
-    files = sorted(p for p in (store / name / "c").rglob("*") if p.is_file())
-    assert len(files) == 1, files
-    return files[0]
-
-
-def _flip(path: Path, at: int) -> None:
-    data = bytearray(path.read_bytes())
-    data[at] ^= 0xFF
-    path.write_bytes(bytes(data))
-
-
 HOW = {
     "data byte flipped": lambda f: _flip(f, 5),  # inside the first inner chunk (cell 0)
     "index byte flipped": lambda f: _flip(f, -6),
@@ -99,11 +83,10 @@ CASES = [(name, how) for name in ("mean_wait", "status", "seed") for how in HOW]
 
 
 @pytest.mark.parametrize("name,how", CASES, ids=[f"{n}-{h}" for n, h in CASES])
-def test_a_damaged_shard_with_a_pending_journal_is_rerun_to_the_undamaged_store(reference, tmp_path, capsys,
-                                                                                name, how):
+def test_a_damaged_shard_with_a_pending_journal_is_rerun_to_the_undamaged_store(reference, half_compacted, tmp_path,
+                                                                                capsys, name, how):
     spec, ref = reference
-    store = tmp_path / "s.zarr"
-    _half_compacted(spec, ref, store)
+    store = _copy(half_compacted, tmp_path)
     HOW[how](_shard(store, name))
     capsys.readouterr()
     _run(spec, store)  # the same command as the one that was stopped
@@ -115,11 +98,11 @@ def test_a_damaged_shard_with_a_pending_journal_is_rerun_to_the_undamaged_store(
     assert not (store / journal.NAME).exists()
 
 
-def test_damage_met_while_a_run_writes_ends_it_with_exit_5_and_the_same_command_repairs(reference, tmp_path,
-                                                                                        capsys, monkeypatch):
+def test_damage_met_while_a_run_writes_ends_it_with_exit_5_and_the_same_command_repairs(reference, half_compacted,
+                                                                                        tmp_path, capsys,
+                                                                                        monkeypatch):
     spec, ref = reference
-    store = tmp_path / "s.zarr"
-    _half_compacted(spec, ref, store)
+    store = _copy(half_compacted, tmp_path)
     _run(spec, store)
     store_mod.Writer(store, *_spec_module(spec)).compact(drop=[((0,), 0, 8), ((1,), 0, 8)])  # all not run again
     _half_compacted_again(spec, ref, store)
@@ -162,12 +145,11 @@ def _half_compacted_again(spec_path: Path, ref_path: Path, store: Path) -> None:
     writer.flush()
 
 
-def test_a_compaction_drops_the_damaged_chunk_it_would_have_half_overwritten(reference, tmp_path):
+def test_a_compaction_drops_the_damaged_chunk_it_would_have_half_overwritten(reference, half_compacted, tmp_path):
     """The Writer alone: its journal's batch lands in a damaged inner chunk; compacting marks
     that chunk's replications not run (and says where) instead of raising or writing NaN."""
     spec, ref = reference
-    store = tmp_path / "s.zarr"
-    _half_compacted(spec, ref, store)
+    store = _copy(half_compacted, tmp_path)
     _flip(_shard(store, "reason"), 5)
     writer = store_mod.Writer(store, *_spec_module(spec))  # replays the journal
     assert [(p, r) for p, r in writer.damage] == [("reason: inner chunk checksum mismatch", [((0,), 0, 8)])]
@@ -180,10 +162,10 @@ def test_a_compaction_drops_the_damaged_chunk_it_would_have_half_overwritten(ref
     shutil.rmtree(store)
 
 
-def test_check_names_unreadable_journal_bytes_and_what_the_next_run_redoes(reference, tmp_path, capsys):
+def test_check_names_unreadable_journal_bytes_and_what_the_next_run_redoes(reference, half_compacted, tmp_path,
+                                                                           capsys):
     spec, ref = reference
-    store = tmp_path / "s.zarr"
-    _half_compacted(spec, ref, store)  # one whole batch in the journal: cell 0, replications 4-5
+    store = _copy(half_compacted, tmp_path)  # one whole batch in the journal: cell 0, replications 4-5
     spec_, module = _spec_module(spec)
     order = journal.layout([(m.name, m.shape) for m in module.METRICS])
     ds = pipeline.open_store(ref).load()
