@@ -388,7 +388,7 @@ def _table_across(args: argparse.Namespace) -> int:
 
 
 def _aligned(paths: list[str], allow_mixed: bool) -> Any:
-    """The stores under ``paths`` aligned (pipeline.across.align), saying on stderr along which
+    """The stores under ``paths`` aligned (pipeline.read.across.align), saying on stderr along which
     dimension and each difference --allow-mixed let through."""
     from .read.across import open_aligned
 

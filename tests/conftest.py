@@ -30,7 +30,7 @@ def _empty_trace_cache(_trace_cache_folder, monkeypatch):
     """Every test sees an empty trace cache (never the user's): a test runs the same in a fresh
     clone as on a machine that has fetched the full logs (tests/shipped_specs.py). The folder is
     emptied before each test rather than made anew, so that SCHEDSWEEP_DATA keeps one value: the
-    replication process a run starts (pipeline/child.py) is replaced when the environment
+    replication process a run starts (pipeline/execution/child.py) is replaced when the environment
     changes, and one value lets it stay warm from test to test, as it does between a user's runs."""
     shutil.rmtree(_trace_cache_folder)
     _trace_cache_folder.mkdir()

@@ -213,4 +213,4 @@ def test_code_identity_takes_the_named_submodules_of_a_package(tmp_path, monkeyp
     assert "idpkg/tools/unused.py" in files("idpkg.whole")
     assert "idpkg/lazy/other.py" in files("idpkg.lazyuser")
     ga = set(code_files(importlib.import_module("schedsweep.workloads.ga"))[0])
-    assert "schedsweep/pipeline/subtasks.py" in ga and "schedsweep/pipeline/report.py" not in ga
+    assert "schedsweep/pipeline/execution/subtasks.py" in ga and "schedsweep/pipeline/read/report.py" not in ga

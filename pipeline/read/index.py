@@ -45,9 +45,9 @@ def comparison_html(paths: list[Path], paired: str | None, level: float = 0.95, 
     differences ``allow_mixed`` let through), every defined metric against the main sweep
     dimension with one line per store, the mean ± CI table of each metric per store, and the
     difference against ``paired`` (default: the first store), paired by replication or Welch's
-    interval (:func:`pipeline.across.compare`, as ``schedsweep table``). A comparison refused
+    interval (:func:`pipeline.read.across.compare`, as ``schedsweep table``). A comparison refused
     (other code or units, no such baseline) is one line saying why (raised, with ``refuse``).
-    ``aligned``: what :func:`pipeline.across.open_aligned` gave for ``paths``, when already opened."""
+    ``aligned``: what :func:`pipeline.read.across.open_aligned` gave for ``paths``, when already opened."""
     from ..base.errors import QueryError
     from ..base.stats import _plain
     from .across import compare, open_aligned

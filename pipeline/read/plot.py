@@ -35,8 +35,8 @@ def plot_data(ds: xr.Dataset, metric: str, x: str, hue: str | None = None, sel: 
 
     Dimensions other than ``x`` and ``hue`` that are neither selected with ``sel`` nor of
     length one are fixed at their first value, and returned so the figure can say so.
-    ``result``: the statistics already computed (across stores, :func:`pipeline.across.compare`,
-    which may give Welch's interval), else those of :func:`pipeline.tables.compute`.
+    ``result``: the statistics already computed (across stores, :func:`pipeline.read.across.compare`,
+    which may give Welch's interval), else those of :func:`pipeline.read.tables.compute`.
     """
     if hue is not None and hue == x:
         raise QueryError(f"--hue {hue!r} is also --x; choose another dimension")
@@ -287,10 +287,10 @@ def across_output(paths: list[str | Path], metric: str, x: str) -> Path:
 def across_figure(ds: xr.Dataset, metric: str, x: str | None = None, hue: str | None = None,
                   sel: Iterable[str] = (), paired: str | None = None,
                   level: float = 0.95) -> tuple[Figure, dict[str, Any], str, str | None]:
-    """The figure of stores aligned by :func:`pipeline.across.align`: the stores' dimension
+    """The figure of stores aligned by :func:`pipeline.read.across.align`: the stores' dimension
     (``store``, or the spec parameter that tells them apart) is the hue unless it is the x axis
     or another hue is asked for. Returns the figure, the dims fixed, the x axis and how a
-    difference along the stores was made (:func:`pipeline.across.compare`)."""
+    difference along the stores was made (:func:`pipeline.read.across.compare`)."""
     from .across import compare
 
     along = ds.attrs["across"]

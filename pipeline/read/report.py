@@ -359,7 +359,7 @@ def _drop_empty(rows: pd.DataFrame) -> pd.DataFrame:
 def paired_html(ds: xr.Dataset, paired: str | None, level: float, defined: list[str],
                 result: xr.Dataset | None = None, how: str | None = None) -> str:
     """The paired comparison against ``paired``'s baseline; ``result`` and ``how``: the
-    statistics already computed and how (across stores: :func:`pipeline.across.compare`)."""
+    statistics already computed and how (across stores: :func:`pipeline.read.across.compare`)."""
     if not paired:
         return "<p>A single cell: nothing to compare.</p>"
     if result is None:
