@@ -182,7 +182,7 @@ def _signals_interrupt() -> Iterator[None]:
     signal ignored when the run starts stays ignored (``nohup schedsweep run`` outlives its
     terminal; a shell's background job ignores Ctrl-C)."""
     def stop(signum: int, frame: Any) -> None:
-        journal = sys.modules.get(f"{__package__}.journal")
+        journal = sys.modules.get(f"{__package__}.store.journal")
         if journal is not None and journal.after_append(lambda: stop(signum, frame)):
             return  # a journal record is being appended: stop once it is whole
         for s in STOP_SIGNALS:
