@@ -93,6 +93,7 @@ EXCEPTIONS: dict[str, str] = {
     "bash slurm/multihost.sh up": "root, network namespaces and Slurm daemons: .ci/run runs it before the tests",
     "bash slurm/multihost.sh down": "ends the multi-host Slurm: .ci/run's exit trap runs it",
     "bash slurm/multihost.sh poweroff c2": "kills a compute host: tests/test_slurm_multihost.py does it mid-sweep",
+    "bash slurm/multihost.sh cut c2": "cuts a compute host's link: tests/test_slurm_multihost.py does it mid-sweep, for 60 s and for good",
     "bash slurm/multihost.sh run login python -m schedsweep.pipeline.cli run jobs/mm1.toml --cluster slurm "
     "--profile slurm/multihost.yaml":
         "the multi-host Slurm of .ci/run: tests/test_slurm_multihost.py runs --cluster slurm from the login host",
