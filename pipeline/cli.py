@@ -170,7 +170,12 @@ def _silence_dask() -> None:
     gives a 30-line ``distributed.client`` traceback), and the one line said is the whole story."""
     import logging
 
-    for name in ("distributed", "dask_jobqueue", "tornado"):
+    # Dask's configuration gives some children a level of their own (``distributed.client:
+    # warning``), which a parent's level does not override: every such logger is quietened.
+    families = ("distributed", "dask_jobqueue", "tornado")
+    names = [n for n in list(logging.root.manager.loggerDict)
+             if any(n == f or n.startswith(f + ".") for f in families)]
+    for name in {*families, *names}:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 

@@ -134,3 +134,33 @@ def test_a_second_ctrl_c_and_one_during_a_journal_append_leave_no_lock_and_no_to
     keep = ["mean_wait", "status", "reason", "seed"]
     xr.testing.assert_identical(pipeline.open_store(store)[keep].load().drop_attrs(),
                                 pipeline.open_store(ref)[keep].load().drop_attrs())
+
+
+def test_a_stopping_run_silences_dask_loggers_that_have_levels_of_their_own():
+    """Dask's configuration sets ``distributed.client`` to warning; after the stop line none of
+    Dask's loggers, children with a level of their own included, writes a word (a scheduler
+    killed with its batch job otherwise gives the client's 30-line ERROR traceback)."""
+    import io
+    import logging
+
+    import distributed  # noqa: F401  (its configuration gives the children their levels)
+
+    names = ("distributed", "dask_jobqueue", "tornado",
+             "distributed.client", "distributed.comm.tcp", "distributed.scheduler", "tornado.application")
+    loggers = {n: logging.getLogger(n) for n in names}
+    before = {n: lg.level for n, lg in loggers.items()}
+    assert loggers["distributed.client"].level != logging.NOTSET, \
+        "distributed no longer gives the client logger a level of its own: the case this guards is gone"
+    heard = io.StringIO()
+    catch = logging.StreamHandler(heard)
+    try:
+        for lg in loggers.values():
+            lg.addHandler(catch)
+        cli._silence_dask()
+        for lg in loggers.values():
+            lg.error("Traceback (most recent call last): a broken connection")
+        assert heard.getvalue() == ""
+    finally:
+        for n, lg in loggers.items():
+            lg.removeHandler(catch)
+            lg.setLevel(before[n])
