@@ -1,4 +1,5 @@
-"""Shared fixtures: small specs written into a temporary folder."""
+"""Shared fixtures (small specs written into a temporary folder, an empty trace cache) and
+the order in which pytest-xdist's two processes take the tests."""
 from __future__ import annotations
 
 import shutil
@@ -35,3 +36,21 @@ def _empty_trace_cache(_trace_cache_folder, monkeypatch):
     shutil.rmtree(_trace_cache_folder)
     _trace_cache_folder.mkdir()
     monkeypatch.setenv("SCHEDSWEEP_DATA", str(_trace_cache_folder))
+
+
+MULTIHOST_FILE = "test_slurm_multihost.py"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    """The multi-host Slurm tests first and in one process (``--dist loadgroup``): they spend
+    about ten minutes waiting on one shared namespace cluster (a minute's time limit, a
+    link cut for 60 s) while the other process runs everything else. The tests of the
+    single-node Slurm share one group as well, so two of them never wait for each other's
+    jobs on its few cores."""
+    for item in items:
+        if item.path.name == MULTIHOST_FILE:
+            item.add_marker(pytest.mark.xdist_group("multihost"))
+        elif item.get_closest_marker("slurm") is not None:
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+    items.sort(key=lambda item: item.path.name != MULTIHOST_FILE)  # stable: otherwise in file order

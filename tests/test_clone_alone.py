@@ -76,7 +76,7 @@ def test_every_module_imports_in_the_clone(clone):
 @pytest.mark.slow
 def test_a_clone_with_nothing_beside_it_passes_the_trace_tests(clone):
     path, env = clone
-    out = _python(path, env, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *CLONE_TESTS)
+    out = _python(path, env, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-x", *CLONE_TESTS)
     tail = "\n".join((out.stdout + out.stderr).splitlines()[-15:])
     assert out.returncode == 0, tail
     assert re.search(r"\d+ passed", tail) and "skipped" not in tail and "error" not in tail.lower(), tail
