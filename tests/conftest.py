@@ -39,18 +39,48 @@ def _empty_trace_cache(_trace_cache_folder, monkeypatch):
 
 
 MULTIHOST_FILE = "test_slurm_multihost.py"
+SLURM_FILE = "test_slurm_cluster.py"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def xdist_unit(nodeid: str) -> str:
+    """The unit of work pytest-xdist hands to one process: the multi-host Slurm tests together
+    (they spend about ten minutes waiting on one shared namespace cluster: a minute's time limit,
+    a link cut for 60 s, while the other process runs everything else); the tests of the
+    single-node Slurm together (so two of them never wait for each other's jobs on its few
+    cores); every other test on its own. Decided from the node id alone, because xdist's
+    scheduler sees only ids: pytest 9.2 no longer lets ``xdist_group`` marks rename them
+    (pytest-xdist issue 1386), so ``--dist loadgroup`` alone would group nothing."""
+    path, _, name = nodeid.partition("::")
+    file = path.rsplit("/", 1)[-1]
+    if file == MULTIHOST_FILE:
+        return "multihost"
+    if file == SLURM_FILE or "slurm" in name:
+        return "slurm"
+    return nodeid
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the units of xdist_unit, in collection order (the multi-host
+    tests first, to the first process)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    config.option.loadscopereorder = False  # keep collection order: the longest wait starts first
+    return Groups(config, log)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """The multi-host Slurm tests first and in one process (``--dist loadgroup``): they spend
-    about ten minutes waiting on one shared namespace cluster (a minute's time limit, a
-    link cut for 60 s) while the other process runs everything else. The tests of the
-    single-node Slurm share one group as well, so two of them never wait for each other's
-    jobs on its few cores."""
+    """The multi-host tests first; and every test that needs the single-node Slurm is in its
+    group, so a new one named otherwise is caught here rather than by two jobs racing."""
     for item in items:
-        if item.path.name == MULTIHOST_FILE:
-            item.add_marker(pytest.mark.xdist_group("multihost"))
-        elif item.get_closest_marker("slurm") is not None:
-            item.add_marker(pytest.mark.xdist_group("slurm"))
+        needs_slurm = item.get_closest_marker("slurm") is not None
+        if needs_slurm and item.path.name != MULTIHOST_FILE and xdist_unit(item.nodeid) != "slurm":
+            raise pytest.UsageError(f"{item.nodeid}: a test marked slurm needs 'slurm' in its name "
+                                    f"or a place in {SLURM_FILE} (tests/conftest.py xdist_unit)")
     items.sort(key=lambda item: item.path.name != MULTIHOST_FILE)  # stable: otherwise in file order

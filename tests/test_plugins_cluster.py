@@ -208,7 +208,7 @@ def test_listing_names_both_points(capsys):
     from schedsweep.pipeline import cli
 
     assert cli.main(["workloads", "cluster"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())   # the text wraps at the terminal's width
     assert "queue: decide(now, queue, running, run_end, jobs, nodes, memory) -> int64" in out
     assert "allocation: allocate(now, job, jobs, nodes, chosen, procs, memory) -> int64" in out
     assert "nodes.free_cores" in out and "shadow(running, run_end, jobs, nodes, j)" in out
