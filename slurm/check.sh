@@ -21,7 +21,7 @@ fi
 ping=$(timeout 20 scontrol ping 2>&1) || { echo "slurm/check.sh: controller not reachable: $ping" >&2; exit 1; }
 state=$(node_state)
 case "$state" in
-    idle|mix|mixed|alloc|allocated) ;;
+    idle|mix|mixed|alloc|allocated|completing) ;;   # completing: a job's end is being cleaned up; the node takes the next
     *) echo "slurm/check.sh: no usable node (state: '${state:-none}')" >&2; sinfo -N -l >&2; exit 1 ;;
 esac
 if [ "${1:-}" = "--job" ]; then

@@ -1,5 +1,5 @@
 """Shared fixtures (small specs written into a temporary folder, an empty trace cache) and
-the order in which pytest-xdist's two processes take the tests."""
+the order in which pytest-xdist's processes take the tests."""
 from __future__ import annotations
 
 import shutil
@@ -45,11 +45,12 @@ SLURM_FILE = "test_slurm_cluster.py"
 def xdist_unit(nodeid: str) -> str:
     """The unit of work pytest-xdist hands to one process: the multi-host Slurm tests together
     (they spend about ten minutes waiting on one shared namespace cluster: a minute's time limit,
-    a link cut for 60 s, while the other process runs everything else); the tests of the
+    a link cut for 60 s, while the others run everything else); the tests of the
     single-node Slurm together (so two of them never wait for each other's jobs on its few
     cores); every other test on its own. Decided from the node id alone, because xdist's
     scheduler sees only ids: pytest 9.2 no longer lets ``xdist_group`` marks rename them
-    (pytest-xdist issue 1386), so ``--dist loadgroup`` alone would group nothing."""
+    (https://github.com/pytest-dev/pytest-xdist/issues/1386), so ``--dist loadgroup`` alone
+    would group nothing."""
     path, _, name = nodeid.partition("::")
     file = path.rsplit("/", 1)[-1]
     if file == MULTIHOST_FILE:

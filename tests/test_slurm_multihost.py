@@ -302,11 +302,18 @@ def _nap_data(store: Path) -> xr.Dataset:
     return ds
 
 
+_NAP_REFERENCES: dict[float, xr.Dataset] = {}
+
+
 def _nap_reference(tmp_path: Path, seconds: float = 0.25) -> xr.Dataset:
-    """The sleeping sweep on 8 local processes of this machine (they sleep: no CPU)."""
-    folder = tmp_path / "local"
-    folder.mkdir()
-    return _nap_data(pipeline.run(_nap_spec(folder, seconds), folder / "local.zarr", workers=8, progress=False))
+    """The sleeping sweep on 8 local processes of this machine (they sleep: no CPU); run once
+    per nap length for the file, since it depends on nothing else."""
+    if seconds not in _NAP_REFERENCES:
+        folder = tmp_path / "local"
+        folder.mkdir()
+        _NAP_REFERENCES[seconds] = _nap_data(pipeline.run(_nap_spec(folder, seconds), folder / "local.zarr",
+                                                          workers=8, progress=False))
+    return _NAP_REFERENCES[seconds]
 
 
 def _jobs_of(log_dir: Path) -> dict[str, dict[str, str]]:
@@ -424,8 +431,10 @@ def _after_stop(text: str) -> str:
 def test_sbatch_job_ended_then_resubmitted_resumes(all_hosts, tmp_path, end):
     """slurm/sweep.sbatch cancelled mid-sweep, or killed at its time limit: the client says it
     stops and how to resume, and no traceback follows; the same sbatch resumes; the store equals a local run.
-    Replications of 0.5 s: 80 s of work on two workers, longer than the time limit of a minute."""
-    spec, store = _nap_spec(tmp_path, 0.5), tmp_path / "sbatch.zarr"
+    Replications of 0.5 s where the job meets its time limit of a minute (80 s of work on two
+    workers, longer than that); of 0.25 s where it is cancelled (after 40 of 320 are done)."""
+    nap = 0.5 if end == "time limit" else 0.25
+    spec, store = _nap_spec(tmp_path, nap), tmp_path / "sbatch.zarr"
     job = _sbatch(tmp_path, spec, store, *(["--time=00:01:00"] if end == "time limit" else ["--time=00:10:00"]))
     try:
         if end == "scancel":
@@ -448,7 +457,7 @@ def test_sbatch_job_ended_then_resubmitted_resumes(all_hosts, tmp_path, end):
         subprocess.run(on("login", "scancel", again), capture_output=True, timeout=30)
     second = (tmp_path / f"sweep-{again}.out").read_text()
     assert "schedsweep run exited with status 0" in second, second
-    xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path, 0.5))
+    xr.testing.assert_identical(_nap_data(store), _nap_reference(tmp_path, nap))
 
 
 @pytest.mark.parametrize("outage", [60, None], ids=["60s", "for-good"])
