@@ -27,7 +27,10 @@ from schedsweep.workloads import mm1
 
 pytestmark = pytest.mark.timeout(180)  # a broken time limit fails the test instead of hanging the suite
 
-TIMEOUT = 1.5  # seconds; the timed call runs ~1 ms of mm1 after the child has imported it
+# seconds. The timed call runs ~1 ms of mm1 after the child has imported it; but the first call
+# in a fresh child (the one after a hang was killed) also loads mm1's kernel from numba's cache,
+# which took over 1.5 s with three test processes on two cores.
+TIMEOUT = 5.0
 ROOT = 5
 RATES = (0.5, 0.7)
 MM1 = {"service_rate": 1.0, "customers": 200, "warmup": 20}
