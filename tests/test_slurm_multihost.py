@@ -306,13 +306,13 @@ _NAP_REFERENCES: dict[float, xr.Dataset] = {}
 
 
 def _nap_reference(tmp_path: Path, seconds: float = 0.25) -> xr.Dataset:
-    """The sleeping sweep on 8 local processes of this machine (they sleep: no CPU); run once
+    """The sleeping sweep on 16 local processes of this machine (they sleep: no CPU); run once
     per nap length for the file, since it depends on nothing else."""
     if seconds not in _NAP_REFERENCES:
         folder = tmp_path / "local"
         folder.mkdir()
         _NAP_REFERENCES[seconds] = _nap_data(pipeline.run(_nap_spec(folder, seconds), folder / "local.zarr",
-                                                          workers=8, progress=False))
+                                                          workers=16, progress=False))
     return _NAP_REFERENCES[seconds]
 
 
@@ -431,9 +431,10 @@ def _after_stop(text: str) -> str:
 def test_sbatch_job_ended_then_resubmitted_resumes(all_hosts, tmp_path, end):
     """slurm/sweep.sbatch cancelled mid-sweep, or killed at its time limit: the client says it
     stops and how to resume, and no traceback follows; the same sbatch resumes; the store equals a local run.
-    Replications of 0.5 s where the job meets its time limit of a minute (80 s of work on two
-    workers, longer than that); of 0.25 s where it is cancelled (after 40 of 320 are done)."""
-    nap = 0.5 if end == "time limit" else 0.25
+    Replications of 0.75 s where the job meets its time limit of a minute (120 s of work on two
+    workers: Slurm ends a job up to half a minute past its limit, and 80 s of work once finished
+    before that); of 0.25 s where it is cancelled (after 40 of 320 are done)."""
+    nap = 0.75 if end == "time limit" else 0.25
     spec, store = _nap_spec(tmp_path, nap), tmp_path / "sbatch.zarr"
     job = _sbatch(tmp_path, spec, store, *(["--time=00:01:00"] if end == "time limit" else ["--time=00:10:00"]))
     try:
