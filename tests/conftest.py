@@ -81,7 +81,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     group, so a new one named otherwise is caught here rather than by two jobs racing."""
     for item in items:
         needs_slurm = item.get_closest_marker("slurm") is not None
-        if needs_slurm and item.path.name != MULTIHOST_FILE and xdist_unit(item.nodeid) != "slurm":
+        if needs_slurm and xdist_unit(item.nodeid) not in ("slurm", "multihost"):
             raise pytest.UsageError(f"{item.nodeid}: a test marked slurm needs 'slurm' in its name "
                                     f"or a place in {SLURM_FILE} (tests/conftest.py xdist_unit)")
     items.sort(key=lambda item: item.path.name != MULTIHOST_FILE)  # stable: otherwise in file order
