@@ -1,9 +1,12 @@
 """The Slurm route exposes nothing by default. A SweepSLURMCluster is built
-here (its scheduler really starts and listens; no job is submitted) and the sockets this
-process opened are inspected: nothing on 0.0.0.0 or ::, the dashboard on loopback, the
-scheduler on TLS with a per-run certificate that is removed at close."""
+here (its scheduler really starts, in a process of its own, and listens; no job is
+submitted) and the sockets this process and its children opened are inspected: nothing on
+0.0.0.0 or ::, the dashboard on loopback, the scheduler on TLS with a per-run certificate
+that is removed at close."""
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import stat
 
@@ -16,8 +19,14 @@ ANY = {"0.0.0.0", "::", ""}
 
 
 def _listening() -> set[tuple[str, int]]:
-    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process().net_connections(kind="inet")
-            if c.status == psutil.CONN_LISTEN}
+    """What this process and its children listen on."""
+    me = psutil.Process()
+    found = set()
+    for process in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            found |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN}
+    return found
 
 
 @pytest.fixture
@@ -44,7 +53,7 @@ def test_default_cluster_binds_nothing_to_all_interfaces_and_uses_tls(built, tmp
     assert opened, "the scheduler should be listening"
     assert not {ip for ip, _ in opened} & ANY, opened
     assert cluster.scheduler_address.startswith("tls://")
-    dashboard_port = cluster.scheduler.http_server.port
+    dashboard_port = cluster.scheduler_info["services"]["dashboard"]
     assert ("127.0.0.1", dashboard_port) in opened          # dashboard on loopback only
     assert cluster.dashboard_link == f"http://127.0.0.1:{dashboard_port}/status"  # the link says so
     # the certificate and key live in a private folder, the key readable by this user only
@@ -57,6 +66,25 @@ def test_default_cluster_binds_nothing_to_all_interfaces_and_uses_tls(built, tmp
         assert arg in script, arg
     cluster.close()
     assert not folder.exists()                                # removed with the scheduler
+
+
+def test_the_scheduler_runs_apart_and_answers_the_handover(built):
+    """The scheduler is another process (its CPU per task is not the client's), it was given
+    its arguments on stdin (a TLS key never on a command line) and it answers the handover's
+    handlers over TLS."""
+    from schedsweep.pipeline.execution import handover
+
+    cluster, _ = built(dashboard_address="127.0.0.1:0")
+    process = psutil.Process(cluster.scheduler.process.pid)
+    assert process.pid != os.getpid() and process.ppid() == os.getpid()
+    assert not any("key" in word or "tls" in word for word in process.cmdline()), process.cmdline()
+    view = cluster.sync(getattr(cluster.scheduler_comm, handover.WORKERS))
+    assert view["batch_seconds"] == 0.0 and list(view["workers"]) == []
+    outcome = cluster.sync(getattr(cluster.scheduler_comm, handover.HAND_BACK), address="tls://127.0.0.1:1")
+    assert outcome == {"handed_back": 0, "processing": 0}
+    json.dumps(view)  # plain values
+    cluster.close()
+    assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
 
 
 def test_interface_keeps_the_scheduler_on_it(built):

@@ -370,7 +370,7 @@ def local_cluster(workers: int) -> Any:
     from distributed import Nanny, SpecCluster
     from distributed.worker_memory import parse_memory_limit
 
-    scheduler = {"cls": _scheduler_process(),
+    scheduler = {"cls": scheduler_process(),
                  "options": {"scheduler_kwargs": {"host": "127.0.0.1", "port": 0, "dashboard": True,
                                                   "dashboard_address": "127.0.0.1:0"}}}
     worker = {"cls": Nanny, "options": {"nthreads": 1, "host": "127.0.0.1", "dashboard": False,
@@ -381,7 +381,7 @@ def local_cluster(workers: int) -> Any:
 
 
 @functools.cache
-def _scheduler_process() -> type:
+def scheduler_process() -> type:
     """The class of the scheduler's process, made on first use: it subclasses a class of ``distributed``,
     which this module does not import until a Dask route is chosen."""
     from distributed.deploy.subprocess import SubprocessScheduler
@@ -389,11 +389,18 @@ def _scheduler_process() -> type:
     class _SchedulerProcess(SubprocessScheduler):
         """A Dask scheduler in a process of its own (``python -m
         schedsweep.pipeline.execution.executors``), started with this process's Dask
-        configuration; its address comes back on its stdout.
+        configuration and the scheduler's keyword arguments (``scheduler_kwargs``, or as
+        keywords themselves, as dask-jobqueue's ``scheduler_cls`` is called); its address
+        comes back on its stdout.
 
-        Its own session, so a Ctrl-C or hang-up of the terminal reaches the client alone, which
-        decides how the run stops and then closes it; it exits by itself when this process
-        goes (its stdin, a pipe from here, ends)."""
+        The arguments go on its stdin, not its command line, where any user's ``ps`` would
+        read a temporary TLS key. Its own session, so a Ctrl-C or hang-up of the terminal
+        reaches the client alone, which decides how the run stops and then closes it; it
+        exits by itself when this process goes (its stdin, a pipe from here, ends)."""
+
+        def __init__(self, scheduler_kwargs: dict[str, Any] | None = None, timeout: int = 30,
+                     **kwargs: Any) -> None:
+            super().__init__(scheduler_kwargs={**(scheduler_kwargs or {}), **kwargs}, timeout=timeout)
 
         async def _start(self) -> None:
             import asyncio
@@ -403,10 +410,14 @@ def _scheduler_process() -> type:
 
             # The address comes on stdout, not in the scheduler file SubprocessScheduler names (never removed).
             kwargs = {k: v for k, v in self.scheduler_kwargs.items() if k != "scheduler_file"}
+            if kwargs.get("security") is not None:
+                kwargs["security"] = _security_fields(kwargs["security"])
             env = dict(os.environ, DASK_INTERNAL_INHERIT_CONFIG=dask.config.serialize(dask.config.global_config))
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "schedsweep.pipeline.execution.executors", json.dumps(kwargs),
+                sys.executable, "-m", "schedsweep.pipeline.execution.executors",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+            self.process.stdin.write(json.dumps(kwargs).encode() + b"\n")
+            await self.process.stdin.drain()
             try:
                 line = await asyncio.wait_for(self.process.stdout.readline(), self.timeout)
             except asyncio.TimeoutError:
@@ -420,15 +431,29 @@ def _scheduler_process() -> type:
     return _SchedulerProcess
 
 
-def serve_scheduler(scheduler_kwargs: dict[str, Any]) -> None:
-    """The scheduler's process: a ``distributed.Scheduler`` with these keyword arguments; its
-    address printed as one JSON line on stdout; ends when its stdin does (the client gone)."""
+def _security_fields(security: Any) -> dict[str, Any]:
+    """A ``distributed.security.Security`` as plain values (file paths, or PEM text when temporary)."""
+    return {name: getattr(security, name) for name in type(security).__slots__
+            if getattr(security, name, None) is not None}
+
+
+def serve_scheduler() -> None:
+    """The scheduler's process: a ``distributed.Scheduler`` with the keyword arguments of the
+    first line of stdin (JSON; ``security`` as :func:`_security_fields`), with the walltime
+    handover's handlers (:mod:`pipeline.execution.handover`); its address printed as one JSON
+    line on stdout; ends when its stdin does (the client gone)."""
     import asyncio
     import json
 
     from distributed import Scheduler
+    from distributed.security import Security
+
+    from . import handover
 
     logging.getLogger("distributed").setLevel(logging.ERROR)  # as the LocalCluster's silence_logs did
+    scheduler_kwargs = json.loads(sys.stdin.buffer.readline())
+    if scheduler_kwargs.get("security") is not None:
+        scheduler_kwargs["security"] = Security(**scheduler_kwargs["security"])
 
     def exit_with_client() -> None:
         sys.stdin.buffer.read()
@@ -436,6 +461,7 @@ def serve_scheduler(scheduler_kwargs: dict[str, Any]) -> None:
 
     async def serve() -> None:
         async with Scheduler(**scheduler_kwargs) as scheduler:
+            handover.install(scheduler)
             print(json.dumps({"address": scheduler.address}), flush=True)
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing else goes to the client's pipe
             threading.Thread(target=exit_with_client, daemon=True).start()
@@ -517,7 +543,5 @@ def _workers_skip_main() -> Iterator[None]:
 
 
 
-if __name__ == "__main__":  # the scheduler's process of local_cluster
-    import json
-
-    serve_scheduler(json.loads(sys.argv[1]))
+if __name__ == "__main__":  # the scheduler's process of local_cluster and of the Slurm cluster
+    serve_scheduler()

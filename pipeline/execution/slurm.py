@@ -39,6 +39,8 @@ from dask_jobqueue import SLURMCluster
 
 from ..base import shipped
 from ..base.console import say as _say
+from . import handover
+from .executors import scheduler_process
 
 logger = logging.getLogger(__name__)
 
@@ -282,6 +284,7 @@ class SweepSLURMCluster(SLURMCluster):
         self._slurm_state: dict[str, str] = {}    # job id -> last squeue state
         self._retiring: dict[str, _Retiring] = {}
         self._job_rank: dict[str, int] = {}
+        self._view: dict[str, Any] = {"batch_seconds": 0.0, "workers": []}   # the scheduler's, last poll
         self.loop.add_callback(self._install_job_watch)
 
     def _install_job_watch(self) -> None:
@@ -300,10 +303,20 @@ class SweepSLURMCluster(SLURMCluster):
         self._used.add(name)
         return {name: self.new_spec}
 
-    def _workers_of(self, name: str) -> list[Any]:
-        """The scheduler's WorkerStates of job ``name`` (``name``, or ``name-<i>`` with several processes)."""
-        return [ws for ws in list(getattr(self.scheduler, "workers", {}).values())
-                if str(ws.name) == name or str(ws.name).startswith(f"{name}-")]
+    def _workers_of(self, name: str) -> list[dict[str, Any]]:
+        """The workers of job ``name`` (``name``, or ``name-<i>`` with several processes) as the
+        scheduler last said (:func:`pipeline.execution.handover.workers`)."""
+        return [w for w in self._view["workers"] if w["name"] == name or w["name"].startswith(f"{name}-")]
+
+    async def _ask(self, handler: str, **kwargs: Any) -> Any:
+        """Call one of the handover's handlers in the scheduler's process; None when it did not answer in a poll."""
+        import asyncio
+
+        try:
+            return await asyncio.wait_for(getattr(self.scheduler_comm, handler)(**kwargs), JOB_POLL_SECONDS)
+        except Exception as exc:  # noqa: BLE001 - scheduler busy: decide nothing now, ask again next poll
+            logger.debug("%s failed: %s", handler, exc)
+            return None
 
     async def _squeue(self) -> dict[str, tuple[str, float | None]] | None:
         """{job id: (state, seconds left)} of this user's jobs, or None when squeue did not answer."""
@@ -333,8 +346,11 @@ class SweepSLURMCluster(SLURMCluster):
         if folder:  # alive: a job starting later finds its run here (orphan_check)
             with contextlib.suppress(OSError):
                 os.utime(os.path.join(folder, TLS_OWNER))
-        for ws in list(getattr(self.scheduler, "workers", {}).values()):
-            self._seen_workers.add(str(ws.name))
+        view = await self._ask(handover.WORKERS)
+        if view is None:
+            return
+        self._view = view
+        self._seen_workers.update(w["name"] for w in view["workers"])
         jobs = {name: job.job_id for name, job in list(self.workers.items()) if getattr(job, "job_id", None)}
         for name in jobs:
             self._note_start(name, now)
@@ -396,16 +412,10 @@ class SweepSLURMCluster(SLURMCluster):
             if state:
                 self._slurm_state[job_id] = state
 
-    def _batch_seconds(self) -> float:
-        """The longest average task duration the scheduler has seen (0 before any)."""
-        prefixes = getattr(self.scheduler, "task_prefixes", {}).values()
-        return max((p.duration_average for p in prefixes if p.duration_average and p.duration_average > 0),
-                   default=0.0)
-
     async def _plan_retirements(self, queue: dict[str, tuple[str, float | None]], now: float) -> None:
         """Take jobs whose changeover is due out of the adaptive plan: a replacement is submitted."""
         start = 1.5 * max(self._start_seconds) if self._start_seconds else START_SECONDS
-        batch = self._batch_seconds()
+        batch = self._view["batch_seconds"]
         jobs = getattr(self, "schedsweep_options", SlurmOptions()).jobs
         due = []
         for name, job in list(self.workers.items()):
@@ -441,59 +451,38 @@ class SweepSLURMCluster(SLURMCluster):
             workers = self._workers_of(r.name)
             if r.state == "planned" and now >= r.times.drain_at:
                 r.state = "draining"
-                for ws in workers:
-                    self._drain(r, ws, now)
+                for w in workers:
+                    await self._tell(r, w, handover.DRAIN, leave_in=r.times.leave_at - now,
+                                     stimulus_id=f"schedsweep-walltime-{r.job_id}")
             if r.state == "draining":
                 if now >= r.times.leave_at:
-                    for ws in workers:
-                        r.handed_back += self._hand_back(ws, list(ws.processing))
-                if not any(ws.processing for ws in workers):
+                    for w in workers:
+                        await self._tell(r, w, handover.HAND_BACK)
+                if not any(w["processing"] for w in workers):
                     r.state = "closing"
-                    addresses = [ws.address for ws in workers]
+                    addresses = [w["address"] for w in workers]
                     if addresses:
                         self.loop.add_callback(self._close_workers, r, addresses)
             if r.state == "closing" and now >= r.times.leave_at + EXIT_SECONDS - 2 * JOB_POLL_SECONDS:
                 await _close_job(r.job)   # still not gone two polls before the walltime: cancelled, never TIMEOUT
 
-    def _drain(self, r: _Retiring, ws: Any, now: float) -> None:
-        """No new batch for this worker; queued ones back at once; the running one kept if it ends in time."""
-        from distributed.core import Status
-
-        stimulus = f"schedsweep-walltime-{r.job_id}"
-        self.scheduler.handle_worker_status_change(Status.closing_gracefully, ws, stimulus)
-        comm = self.scheduler.stream_comms.get(ws.address)
-        if comm is not None:
-            comm.send({"op": "worker-status-change", "status": Status.closing_gracefully.name,
-                       "stimulus_id": stimulus})
-        running = {getattr(ts, "key", ts): elapsed for ts, elapsed in ws.executing.items()}
-        late = []
-        for ts in list(ws.processing):
-            if ts.key not in running:
-                self._hand_back(ws, [ts])   # not started: nothing lost, not counted
-            elif now + max(0.0, self._task_seconds(ts) - running[ts.key]) > r.times.leave_at:
-                late.append(ts)
-        r.handed_back += self._hand_back(ws, late)
-
-    def _task_seconds(self, ts: Any) -> float:
-        """How long a task of this kind takes (its prefix's average), else the longest kind seen."""
-        average = getattr(getattr(ts, "prefix", None), "duration_average", None)
-        return average if average and average > 0 else self._batch_seconds()
-
-    def _hand_back(self, ws: Any, tasks: list[Any]) -> int:
-        """Reschedule ``tasks`` of ``ws`` on other workers: the worker forgets them, the client's
-        futures stay pending (no error, no try). Returns how many."""
-        for ts in tasks:
-            self.scheduler._reschedule(ts.key, worker=ws.address, stimulus_id=f"schedsweep-hand-back-{ts.key}")
-        return len(tasks)
+    async def _tell(self, r: _Retiring, worker: dict[str, Any], handler: str, **kwargs: Any) -> None:
+        """Drain a worker or hand its batches back (:mod:`pipeline.execution.handover`); count
+        the running batches handed back and keep what it still holds."""
+        outcome = await self._ask(handler, address=worker["address"], **kwargs)
+        if outcome is not None:
+            r.handed_back += outcome["handed_back"]
+            worker["processing"] = outcome["processing"]
 
     async def _close_workers(self, r: _Retiring, addresses: list[str]) -> None:
         """Its results moved to other workers, each worker closes (and its nanny): the job ends."""
         try:
-            await self.scheduler.retire_workers(workers=addresses, close_workers=True, remove=True,
-                                                stimulus_id=f"schedsweep-walltime-{r.job_id}")
+            retired = await self.scheduler_comm.retire_workers(
+                workers=addresses, close_workers=True, remove=True, stimulus_id=f"schedsweep-walltime-{r.job_id}")
         except Exception as exc:  # noqa: BLE001 - the job is cancelled before its walltime anyway
             logger.debug("retiring %s failed: %s", addresses, exc)
-        if any(a in self.scheduler.workers for a in addresses):
+            retired = {}
+        if set(addresses) - set(retired or {}):
             r.state = "draining"   # no other worker took its results yet: try again next poll
 
     def _say_retired(self, r: _Retiring, now: float) -> None:
@@ -704,8 +693,8 @@ def build_cluster(options: SlurmOptions) -> SweepSLURMCluster:
         os.makedirs(kwargs["log_directory"], exist_ok=True)
     if kwargs.get("shared_temp_directory"):
         os.makedirs(kwargs["shared_temp_directory"], mode=0o700, exist_ok=True)
-    try:
-        cluster = SweepSLURMCluster(**kwargs)
+    try:  # the scheduler in a process of its own: its CPU per task is not the client's
+        cluster = SweepSLURMCluster(scheduler_cls=scheduler_process(), **kwargs)
     except BaseException:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
