@@ -20,9 +20,10 @@ per-task cost of everything around the work:
   once it runs, without start-up and clean-up;
 - ``fixed per sweep``: wall(N/5) - N/5 x slope (spec, store creation, pilot, clean-up);
 - where the end-to-end milliseconds go, as slopes the same way: the client's CPU (its
-  process: client, scheduler and store writes), the wall and CPU time inside the store
-  writes, and the CPU of the worker processes (Dask nanny and worker) and of their
-  replication processes, sampled from /proc every 0.25 s;
+  process: client and store writes; with a LocalCluster, its scheduler too), the wall and CPU
+  time inside the store writes, and the CPU of Slurm's scheduler process, of the worker
+  processes (Dask nanny and worker) and of their replication processes, sampled from /proc
+  every 0.25 s;
 - ``--fetch``: no-op tasks whose results are fetched one by one as each finishes against a
   gather per group of finished tasks, alternating three times;
 - ``--wide``: the store write of one batch of ``cluster``'s every metric (one chunk file each).
@@ -209,8 +210,9 @@ class _Costs:
         self._sampled.wait()  # the processes' CPU so far is the baseline, not part of the first sweep
 
     def _sample(self) -> None:
-        """Last seen CPU time of every worker process (a Dask worker started by Slurm or by this
-        process, its nanny) and of their replication processes (``pipeline.execution.child``)."""
+        """Last seen CPU time of the scheduler's process of a cluster this process started (Slurm's),
+        of every worker process (a Dask worker started by Slurm or by this process, its nanny) and
+        of their replication processes (``pipeline.execution.child``)."""
         import os
 
         import psutil
@@ -225,7 +227,8 @@ class _Costs:
                                   or (p["ppid"] == me and "multiprocessing" in " ".join(cmd[p["pid"]]))}
             for p in procs:
                 c = cmd[p["pid"]]
-                kind = "worker" if p["pid"] in workers else (
+                kind = "scheduler" if p["ppid"] == me and "schedsweep.pipeline.execution.executors" in c else \
+                    "worker" if p["pid"] in workers else (
                     "child" if "schedsweep.pipeline.execution.child" in c and c[-1].isdigit() and int(c[-1]) in workers | {me}
                     else None)
                 if kind and p["cpu_times"]:
@@ -242,7 +245,7 @@ class _Costs:
     def spent(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
         """What was spent between two snapshots (a process that started since counts from 0)."""
         out = {k: after[k] - before[k] for k in after if k != "processes"}
-        out.update({"worker cpu": 0.0, "child cpu": 0.0})
+        out.update({"scheduler cpu": 0.0, "worker cpu": 0.0, "child cpu": 0.0})
         for pid, (kind, cpu) in after["processes"].items():
             out[f"{kind} cpu"] += cpu - before["processes"].get(pid, (kind, 0.0))[1]
         return out
