@@ -227,7 +227,7 @@ class _Costs:
                                   or (p["ppid"] == me and "multiprocessing" in " ".join(cmd[p["pid"]]))}
             for p in procs:
                 c = cmd[p["pid"]]
-                kind = "scheduler" if p["ppid"] == me and "schedsweep.pipeline.execution.executors" in c else \
+                kind = "scheduler" if p["ppid"] == me and "schedsweep.pipeline.execution.scheduler" in c else \
                     "worker" if p["pid"] in workers else (
                     "child" if "schedsweep.pipeline.execution.child" in c and c[-1].isdigit() and int(c[-1]) in workers | {me}
                     else None)

@@ -76,7 +76,7 @@ def test_every_route_states_its_cost_per_task():
     with executors.ProcessExecutor(1) as pool:
         assert pool.task_cost == TASK_COST["local"]
     assert sizing.TASK_COST.keys() == {"local", "dask", "slurm"}
-    assert not TASK_COST["dask"].shared and TASK_COST["slurm"].shared  # where the scheduler runs
+    assert not TASK_COST["dask"].shared and not TASK_COST["slurm"].shared  # the scheduler in a process of its own
     # an external scheduler (--scheduler, --scheduler-file) is costed as the Slurm route's
     assert inspect.signature(executors.DaskExecutor).parameters["task_cost"].default == TASK_COST["slurm"]
 

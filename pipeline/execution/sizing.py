@@ -33,14 +33,15 @@ class TaskCost:
 
 
 # Per route, the upper ends measured, rounded up. local: the client's threads and store
-# writes, no scheduler (benchmarks/bench_tasks.py). dask: client and scheduler in processes of
-# their own, with sleeping replications on 16 and 32 workers (benchmarks/bench_workers.py,
-# benchmarks/results/workers.json: about 1 ms and 3 ms). slurm: dask-jobqueue keeps the
-# scheduler in the client's process; bench_tasks measured that process as a whole over TLS
-# (client, scheduler, store writes).
+# writes, no scheduler (benchmarks/bench_tasks.py). dask and slurm: client and scheduler in
+# processes of their own; the highest of sleeping replications on 16 and 32 workers of
+# --cluster dask (benchmarks/bench_workers.py, benchmarks/results/workers.json: client 2.72 ms,
+# scheduler 3.51 ms, on 2 cores shared by all) and of Slurm over TLS on the local test Slurm
+# (bench_tasks --slurm, benchmarks/results/bench_tasks_slurm.json: client 1.13 ms, scheduler
+# 1.52 ms), so that both routes are sized for many workers.
 TASK_COST = {"local": TaskCost(client=1.6e-3),
-             "dask": TaskCost(client=1.1e-3, scheduler=3.2e-3),
-             "slurm": TaskCost(client=2.7e-3, shared=True)}
+             "dask": TaskCost(client=2.8e-3, scheduler=3.6e-3),
+             "slurm": TaskCost(client=2.8e-3, scheduler=3.6e-3)}
 PROCESS_SHARE = 0.5  # of one core that the tasks may keep the client, or the scheduler, busy
 
 

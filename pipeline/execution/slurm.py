@@ -40,7 +40,7 @@ from dask_jobqueue import SLURMCluster
 from ..base import shipped
 from ..base.console import say as _say
 from . import handover
-from .executors import scheduler_process
+from .scheduler import scheduler_process
 
 logger = logging.getLogger(__name__)
 
