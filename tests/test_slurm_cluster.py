@@ -226,3 +226,63 @@ def test_sbatch_route_produces_the_store(tmp_path, local_reference):
     assert "2 workers at scheduler" in out, out
     assert not list(tmp_path.glob("schedsweep-scheduler-*.json")), "the scheduler file was left behind"
     xr.testing.assert_identical(_data(store), local_reference())
+
+
+NAPS = """
+name = "requeue"
+workload = "benchmarks.napper"
+replications = 80
+seed = 7
+[params]
+seconds = 0.25
+[sweep]
+cell = [0, 1]
+"""
+
+
+def test_slurm_requeues_sweep_sbatch_when_its_time_limit_nears(tmp_path):
+    """sbatch --signal=B:USR1@N: the signal (sent here by scancel --signal=USR1 --batch, as Slurm
+    sends it N s before the limit) stops the sweep, keeping what is stored; the job requeues
+    itself, starts again under the same id, resumes and finishes: the store equals a local
+    run of the same spec bit for bit. Slurm holds a requeued job about two minutes first."""
+    require_slurm()
+    spec, store = _spec(tmp_path, NAPS, "naps"), tmp_path / "naps.zarr"
+    env = dict(os.environ, SCHEDSWEEP_PYTHON=sys.executable, SCHEDSWEEP_INTERFACE="lo",
+               SCHEDSWEEP_SCHEDULER_DIR=str(tmp_path), PYTHONPATH=str(REPO), SCHEDSWEEP_COMPACT_SECONDS="0.2")
+    submit = subprocess.run(
+        ["sbatch", "--parsable", "--ntasks=2", "--mem-per-cpu=500M", "--time=00:10:00", "--signal=B:USR1@10",
+         f"--chdir={tmp_path}", f"--output={tmp_path}/sweep-%j.out", str(REPO / "slurm" / "sweep.sbatch"),
+         str(spec), str(store), "--batch-size", "4"],
+        capture_output=True, text=True, env=env, check=True)
+    job = submit.stdout.strip().split(";")[0]
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not store.exists() or _done_count(store) < 20):
+            time.sleep(0.3)
+        assert 20 <= _done_count(store) < 160, "the sweep did not run, or ended before the signal"
+        subprocess.run(["scancel", "--signal=USR1", "--batch", job], check=True)
+        deadline = time.monotonic() + 330
+        while time.monotonic() < deadline:
+            queued = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True)
+            if queued.returncode != 0 or not queued.stdout.strip():
+                break   # the job left the queue for good
+            time.sleep(1.0)   # poll interval: each squeue is an RPC to the controller
+        else:
+            pytest.fail(f"sbatch job {job} still queued or running after the requeue and 330 s")
+    finally:
+        subprocess.run(["scancel", job], capture_output=True)
+    out = (tmp_path / f"sweep-{job}.out").read_text()
+    first, _, second = out.partition("requeueing job")
+    assert second, out
+    assert "time limit near (SIGUSR1)" in first and "schedsweep run exited with status 143" in first, out
+    assert "resuming" in second and "schedsweep run exited with status 0" in second, out
+    local = tmp_path / "local"
+    local.mkdir()
+    reference = pipeline.run(_spec(local, NAPS, "naps"), local / "naps.zarr", workers=16, progress=False)
+
+    def data(path: Path) -> xr.Dataset:
+        ds = pipeline.open_store(path)[["draw", "status", "reason", "seed"]].load()
+        ds.attrs = {}
+        return ds
+
+    xr.testing.assert_identical(data(store), data(reference))
