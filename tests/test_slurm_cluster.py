@@ -199,6 +199,17 @@ def test_worker_job_cancelled_mid_sweep_loses_nothing(tmp_path):
     xr.testing.assert_identical(result, reference)
 
 
+def _wait_gone(job: str, seconds: float) -> None:
+    """Until Slurm's queue no longer holds ``job`` (failing after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        queued = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True)
+        if queued.returncode != 0 or not queued.stdout.strip():
+            return
+        time.sleep(0.5)   # poll interval: each squeue is an RPC to the controller
+    pytest.fail(f"sbatch job {job} still queued or running after {seconds:.0f} s")
+
+
 def test_sbatch_route_produces_the_store(tmp_path, local_reference):
     require_slurm()
     spec = _spec(tmp_path, SMALL, "small")
@@ -211,14 +222,7 @@ def test_sbatch_route_produces_the_store(tmp_path, local_reference):
         capture_output=True, text=True, env=env, check=True)
     job = submit.stdout.strip().split(";")[0]
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            queued = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True)
-            if queued.returncode != 0 or not queued.stdout.strip():
-                break   # the job left the queue
-            time.sleep(0.5)   # poll interval: each squeue is an RPC to the controller
-        else:
-            pytest.fail(f"sbatch job {job} still queued or running after 300 s")
+        _wait_gone(job, 300)
     finally:
         subprocess.run(["scancel", job], capture_output=True)
     out = (tmp_path / f"sweep-{job}.out").read_text()
@@ -261,14 +265,7 @@ def test_slurm_requeues_sweep_sbatch_when_its_time_limit_nears(tmp_path):
             time.sleep(0.3)
         assert 20 <= _done_count(store) < 160, "the sweep did not run, or ended before the signal"
         subprocess.run(["scancel", "--signal=USR1", "--batch", job], check=True)
-        deadline = time.monotonic() + 330
-        while time.monotonic() < deadline:
-            queued = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True)
-            if queued.returncode != 0 or not queued.stdout.strip():
-                break   # the job left the queue for good
-            time.sleep(1.0)   # poll interval: each squeue is an RPC to the controller
-        else:
-            pytest.fail(f"sbatch job {job} still queued or running after the requeue and 330 s")
+        _wait_gone(job, 330)   # the requeued job too
     finally:
         subprocess.run(["scancel", job], capture_output=True)
     out = (tmp_path / f"sweep-{job}.out").read_text()
